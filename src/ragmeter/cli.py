@@ -1,0 +1,257 @@
+"""Command line: parse, call the API, print. The one place errors are worded for humans.
+
+Exit codes: 0 success, 1 a quality gate failed (--fail-under), 2 bad input or options.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragmeter.errors import ConfigError, RagmeterError
+
+app = typer.Typer(
+    name="ragmeter",
+    help="Evaluate retrieval-augmented generation: score, explain, aggregate, gate.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out_console = Console()
+err_console = Console(stderr=True)
+
+EXIT_GATE = 1
+EXIT_USAGE = 2
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]Error:[/] {message}", markup=True, highlight=False)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
+    """Parse ``metric=value`` pairs given to a gate option."""
+    from ragmeter.metrics.registry import get_spec
+
+    out: dict[str, float] = {}
+    for spec in specs:
+        name, sep, raw = spec.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ConfigError(
+                f"Bad {option} {spec!r}: expected METRIC=VALUE, e.g. faithfulness=0.8."
+            )
+        get_spec(name)
+        try:
+            out[name] = float(raw)
+        except ValueError:
+            raise ConfigError(f"Bad {option} {spec!r}: {raw!r} is not a number.") from None
+    return out
+
+
+@app.command()
+def evaluate(
+    data: Annotated[Path, typer.Argument(help="JSONL, JSON, CSV or Parquet file.")],
+    metrics: Annotated[
+        str | None, typer.Option("--metrics", "-m", help="Comma-separated metric names.")
+    ] = None,
+    column: Annotated[
+        list[str] | None,
+        typer.Option("--column", "-c", help="FIELD=COLUMN or dotted path; repeatable."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results JSONL.")] = None,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option("--fail-under", help="METRIC=VALUE: exit 1 when the mean falls short."),
+    ] = None,
+    judge: Annotated[
+        str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
+    ] = "offline",
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")
+    ] = None,
+    max_concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once.")] = 16,
+    cache: Annotated[Path | None, typer.Option(help="Judge cache file (SQLite).")] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the cache.")
+    ] = False,
+    price_in: Annotated[float | None, typer.Option(help="Price per 1M prompt tokens.")] = None,
+    price_out: Annotated[float | None, typer.Option(help="Price per 1M completion tokens.")] = None,
+    embedder: Annotated[
+        str, typer.Option(help="'offline', a sentence-transformers name/path, or 'openai:MODEL'.")
+    ] = "offline",
+    relevance_model: Annotated[
+        str, typer.Option(help="Context relevance LM: 'offline' or a local model path.")
+    ] = "offline",
+    reward_model: Annotated[
+        str | None, typer.Option(help="Reward model path for answer_reward.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(help="Rows scored per batch.")] = 256,
+    report: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
+    resume: Annotated[bool, typer.Option(help="Skip rows already in --out.")] = False,
+    progress: Annotated[
+        bool | None, typer.Option("--progress/--no-progress", help="Progress bar.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
+) -> None:
+    """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
+    from ragmeter.metrics.base import Settings
+    from ragmeter.runner import evaluate as run_evaluate
+
+    try:
+        gates = parse_thresholds(fail_under or [], "--fail-under")
+        settings = Settings(
+            judge=judge,
+            base_url=base_url,
+            embedder=embedder,
+            relevance_model=relevance_model,
+            reward_model=reward_model,
+            max_concurrency=max_concurrency,
+            cache_path=str(cache) if cache else None,
+            use_cache=not no_cache,
+            price_in=price_in,
+            price_out=price_out,
+            batch_size=batch_size,
+        )
+        result = run_evaluate(
+            data,
+            metrics,
+            column_map=column or None,
+            settings=settings,
+            out=out,
+            report=report,
+            progress=progress,
+            resume=resume,
+        )
+    except RagmeterError as exc:
+        _fail(str(exc))
+        return
+    if not quiet:
+        print_summary(result)
+    if out is not None:
+        err_console.print(f"Results: {out}")
+    if report is not None:
+        err_console.print(f"Report: {report}")
+    failed = check_gates(result, gates)
+    if failed:
+        for line in failed:
+            err_console.print(f"[bold red]FAIL[/] {line}", highlight=False)
+        raise typer.Exit(EXIT_GATE)
+
+
+def check_gates(result: Any, gates: dict[str, float]) -> list[str]:
+    """Messages for every gate the run fails; a metric with no defined score fails."""
+    failed = []
+    for name, threshold in gates.items():
+        summary = result.summary.get(name)
+        if summary is None:
+            failed.append(f"{name}: not computed in this run (gate {threshold})")
+            continue
+        spec = result.specs[name]
+        mean = summary.mean
+        if mean is None:
+            failed.append(f"{name}: no defined score (gate {threshold})")
+        elif spec.higher_is_better and mean < threshold:
+            failed.append(f"{name}: mean {mean:.4f} < {threshold}")
+        elif not spec.higher_is_better and mean > threshold:
+            failed.append(f"{name}: mean {mean:.4f} > {threshold} (lower is better)")
+    return failed
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def print_summary(result: Any) -> None:
+    table = Table(title=f"ragmeter: {result.info.get('n_rows', 0)} rows")
+    width = max((len(name) for name in result.summary), default=6)
+    table.add_column("metric", no_wrap=True, min_width=width)
+    for col in ("n", "undef", "failed", "mean", "median", "std", "95% CI", "dir"):
+        table.add_column(col, justify="right", no_wrap=col == "95% CI")
+    for name, s in result.summary.items():
+        ci = "-" if s.ci_low is None else f"{s.ci_low:.3f}–{s.ci_high:.3f}"
+        direction = "↑" if result.specs[name].higher_is_better else "↓"
+        table.add_row(
+            name,
+            str(s.count),
+            str(s.undefined),
+            str(s.failed),
+            _fmt(s.mean),
+            _fmt(s.median),
+            _fmt(s.std),
+            ci,
+            direction,
+        )
+    out_console.print(table)
+    skipped = result.info.get("skipped") or {}
+    if skipped:
+        noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
+        for name, why in noted.items():
+            err_console.print(f"skipped {name}: {why}", highlight=False)
+    usage = result.usage
+    if usage.calls or usage.cache_hits:
+        cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
+        err_console.print(
+            f"judge: {usage.calls} calls, {usage.cache_hits} cache hits, {usage.retries} retries, "
+            f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens{cost}",
+            highlight=False,
+        )
+    failures = result.failures()
+    if failures:
+        err_console.print(f"{len(failures)} metric failures; first ones:", highlight=False)
+        for index, metric, message in failures[:5]:
+            err_console.print(f"  row {index} {metric}: {message}", highlight=False, markup=False)
+
+
+@app.command("metrics")
+def list_metrics() -> None:
+    """List every metric with the fields it needs and its direction."""
+    from ragmeter.metrics.registry import all_specs
+
+    table = Table(title="ragmeter metrics")
+    for col in ("metric", "family", "needs", "dir", "description"):
+        table.add_column(col)
+    for spec in all_specs().values():
+        table.add_row(
+            spec.name,
+            spec.family,
+            ", ".join(spec.requires),
+            "↑" if spec.higher_is_better else "↓",
+            spec.description,
+        )
+    out_console.print(table)
+
+
+def _register_optional_commands() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("ragmeter.report.cli") is not None:  # TODO(lead): unconditional
+        from ragmeter.report.cli import register
+
+        register(app)
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
+    )
+    _register_optional_commands()
+    try:
+        app()
+    except RagmeterError as exc:  # raised from a command without its own handler
+        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        err_console.print("Interrupted.")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

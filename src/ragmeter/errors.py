@@ -1,0 +1,49 @@
+"""The exception tree of ragmeter.
+
+::
+
+    RagmeterError
+    ├── ConfigError            bad options: unknown metric, bad k, bad --column spec
+    ├── DataError              input that cannot be read at all (file, line, column)
+    │   └── MissingColumnError a metric needs a column the dataset lacks entirely
+    ├── JudgeError             a judge could not be reached or configured
+    │   └── JudgeReplyError    a judge reply failed validation after the retry
+    ├── ModelUnavailableError  a local model is not installed or not found on disk
+    └── CacheError             the cache file is corrupt or locked
+
+Row-level problems are never raised out of a run: they become ``Failure`` records.
+"""
+
+from __future__ import annotations
+
+
+class RagmeterError(Exception):
+    """Root of every error ragmeter raises on purpose."""
+
+
+class ConfigError(RagmeterError, ValueError):
+    """An option or argument is invalid; raised before any work starts."""
+
+
+class DataError(RagmeterError, ValueError):
+    """Input data cannot be read."""
+
+
+class MissingColumnError(DataError):
+    """A requested metric needs a field that no column of the dataset provides."""
+
+
+class JudgeError(RagmeterError):
+    """A judge is unreachable, misconfigured, or refused a request."""
+
+
+class JudgeReplyError(JudgeError):
+    """A judge reply did not validate against its schema or its input."""
+
+
+class ModelUnavailableError(RagmeterError):
+    """A local model is missing; the message says how to supply it."""
+
+
+class CacheError(RagmeterError):
+    """The judge cache cannot be used."""

@@ -1,0 +1,273 @@
+"""Column mapping (names, dotted paths, callables, Ragas aliases) and row -> Sample coercion."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.errors import ConfigError, MissingColumnError
+from ragmeter.types import FIELD_KINDS, FIELDS, Sample
+
+#: Other names accepted for canonical fields (Ragas, Unitxt's docs, common variants).
+ALIASES: Mapping[str, tuple[str, ...]] = {
+    "question": ("user_input", "query"),
+    "question_id": ("id",),
+    "contexts": ("retrieved_contexts",),
+    "contexts_ids": ("retrieved_context_ids", "contexts_id", "context_ids"),
+    "answer": ("response",),
+    "reference_answers": ("reference", "ground_truth", "ground_truths", "reference_answer"),
+    "reference_contexts": (),
+    "reference_context_ids": ("reference_contexts_ids",),
+    "metadata": ("metadata_field",),
+    "is_answerable_label": ("is_answerable",),
+}
+
+Source = str | Callable[[Mapping[str, Any]], Any]
+_MISSING = object()
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_column_spec(spec: str) -> tuple[str, str]:
+    """Parse ``field=path`` as given to ``--column``; the field must be canonical."""
+    field, sep, path = spec.partition("=")
+    field, path = field.strip(), path.strip()
+    if not sep or not field or not path:
+        raise ConfigError(
+            f"Bad column mapping {spec!r}: expected FIELD=COLUMN, e.g. "
+            "'contexts=pred.retrieved_contexts'."
+        )
+    return _canonical(field), path
+
+
+def _canonical(field: str) -> str:
+    if field in FIELDS:
+        return field
+    for canon, aliases in ALIASES.items():
+        if field in aliases:
+            return canon
+    close = difflib.get_close_matches(field, FIELDS, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise ConfigError(f"Unknown field {field!r} in the column mapping.{hint} Fields: {FIELDS}.")
+
+
+def resolve_path(row: Mapping[str, Any], path: str) -> Any:
+    """Value at a dotted path (``pred.contexts``, ``pred.contexts.0``, ``a[1].b``).
+
+    An exact top-level key wins (flattened columns such as ``"pred.contexts"``).
+    Returns a sentinel-free result: raises ``KeyError`` naming the part that failed.
+    """
+    if path in row:
+        return row[path]
+    value: Any = row
+    walked: list[str] = []
+    for name, index in _PATH_PART.findall(path):
+        part = name or index
+        if isinstance(value, Mapping):
+            if part not in value:
+                raise KeyError(_walk_error(path, walked, part, value))
+            value = value[part]
+        elif isinstance(value, list | tuple) or _is_array(value):
+            if not part.isdigit() or int(part) >= len(value):
+                raise KeyError(_walk_error(path, walked, part, value))
+            value = value[int(part)]
+        else:
+            raise KeyError(_walk_error(path, walked, part, value))
+        walked.append(part)
+    return value
+
+
+def _walk_error(path: str, walked: list[str], part: str, value: Any) -> str:
+    where = ".".join(walked) or "the row"
+    if isinstance(value, Mapping):
+        close = difflib.get_close_matches(part, [str(k) for k in value], n=3, cutoff=0.5)
+        hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
+        return f"{path!r}: {where} has no key {part!r}{hint}"
+    if isinstance(value, list | tuple) or _is_array(value):
+        return f"{path!r}: {where} has {len(value)} items, no index {part!r}"
+    return f"{path!r}: {where} is {type(value).__name__}, not a mapping or list"
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "tolist") and hasattr(value, "__len__") and not isinstance(value, str)
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnMap:
+    """Where each canonical field comes from. Unmapped fields use their name or an alias."""
+
+    sources: Mapping[str, Source]
+
+    @classmethod
+    def from_any(cls, mapping: Mapping[str, Source] | Iterable[str] | None) -> ColumnMap:
+        if mapping is None:
+            return cls({})
+        if isinstance(mapping, ColumnMap):
+            return mapping
+        if isinstance(mapping, Mapping):
+            out: dict[str, Source] = {}
+            for field, source in mapping.items():
+                if not (isinstance(source, str) or callable(source)):
+                    raise ConfigError(
+                        f"Column mapping for {field!r} must be a column name, a dotted path or "
+                        f"a callable. Got {type(source).__name__}."
+                    )
+                out[_canonical(field)] = source
+            return cls(out)
+        return cls(dict(parse_column_spec(s) for s in mapping))
+
+    def source_for(self, field: str, columns: Iterable[str]) -> Source | None:
+        """The source of ``field`` given the dataset's known top-level columns."""
+        if field in self.sources:
+            return self.sources[field]
+        cols = set(columns)
+        if field in cols:
+            return field
+        for alias in ALIASES.get(field, ()):
+            if alias in cols:
+                return alias
+        return None
+
+    def check_columns(self, needed: Mapping[str, list[str]], columns: Iterable[str]) -> None:
+        """Reject a dataset lacking a needed field altogether, with close-name suggestions.
+
+        ``needed`` maps field -> metric names that need it.
+        """
+        cols = list(columns)
+        problems: list[str] = []
+        for field, metrics in needed.items():
+            source = self.source_for(field, cols)
+            if source is None:
+                names = [field, *ALIASES.get(field, ())]
+                close = difflib.get_close_matches(field, cols, n=3, cutoff=0.4)
+                hint = f" Close column names: {', '.join(map(repr, close))}." if close else ""
+                problems.append(
+                    f"field {field!r} (needed by {', '.join(metrics)}) is not in the data: "
+                    f"looked for column {' or '.join(map(repr, names))}.{hint} Map it with "
+                    f"--column {field}=COLUMN (or column_map={{'{field}': ...}})."
+                )
+            elif isinstance(source, str) and source not in cols:
+                head = re.split(r"[.\[]", source, maxsplit=1)[0]
+                if head not in cols:
+                    close = difflib.get_close_matches(head, cols, n=3, cutoff=0.4)
+                    hint = f" Close column names: {', '.join(map(repr, close))}." if close else ""
+                    problems.append(
+                        f"field {field!r} is mapped to {source!r}, but the data has no column "
+                        f"{head!r}.{hint}"
+                    )
+        if problems:
+            raise MissingColumnError(
+                "The dataset lacks what the chosen metrics need:\n  - "
+                + "\n  - ".join(problems)
+                + f"\nColumns found: {', '.join(cols) or '(none)'}."
+            )
+
+
+def to_sample(
+    row: Mapping[str, Any], column_map: ColumnMap, columns: Iterable[str] | None = None
+) -> tuple[Sample, dict[str, str]]:
+    """Coerce one row to a Sample. Returns the sample and ``{field: problem}`` for bad fields.
+
+    A bad field is left as ``None`` in the sample; metrics needing it fail for this row.
+    """
+    if not isinstance(row, Mapping):
+        return Sample(), {
+            "*": f"expected a mapping (an object with named fields), got {_kind(row)}"
+        }
+    cols = row.keys() if columns is None else columns
+    values: dict[str, Any] = {}
+    problems: dict[str, str] = {}
+    for field in FIELDS:
+        source = column_map.source_for(field, cols)
+        if source is None:
+            continue
+        if callable(source):
+            try:
+                raw = source(row)
+            except Exception as exc:  # a user's callable may raise anything
+                problems[field] = f"column function raised {type(exc).__name__}: {exc}"
+                continue
+        else:
+            try:
+                raw = resolve_path(row, source)
+            except KeyError as exc:
+                if field in column_map.sources:
+                    problems[field] = f"column mapping {exc.args[0]}"
+                continue
+        try:
+            values[field] = _coerce(field, raw)
+        except _BadValue as exc:
+            problems[field] = str(exc)
+    return Sample(**values), problems
+
+
+class _BadValue(Exception):
+    pass
+
+
+def _kind(value: Any) -> str:
+    text = repr(value)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _coerce(field: str, raw: Any) -> Any:
+    kind = FIELD_KINDS[field]
+    if raw is None:
+        return None
+    if _is_array(raw):
+        raw = raw.tolist()
+    if kind == "text":
+        if isinstance(raw, str):
+            return raw
+        raise _BadValue(f"expected text, got {_kind(raw)}")
+    if kind == "id":
+        if isinstance(raw, bool) or not isinstance(raw, str | int):
+            raise _BadValue(f"expected an id (text or integer), got {_kind(raw)}")
+        return str(raw)
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, int) and raw in (0, 1):
+            return bool(raw)
+        if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return raw.strip().lower() in ("true", "1", "yes")
+        raise _BadValue(f"expected true or false, got {_kind(raw)}")
+    if kind == "mapping":
+        if isinstance(raw, Mapping):
+            return dict(raw)
+        if isinstance(raw, str):
+            try:
+                parsed = json.loads(raw)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                return parsed
+        raise _BadValue(f"expected a mapping, got {_kind(raw)}")
+    # texts / ids
+    if isinstance(raw, str):
+        stripped = raw.strip()
+        if stripped.startswith("["):
+            try:
+                raw = json.loads(stripped)
+            except ValueError:
+                raw = [raw]
+        else:
+            raw = [raw]
+    if not isinstance(raw, list | tuple):
+        what = "a list of texts" if kind == "texts" else "a list of ids"
+        raise _BadValue(f"expected {what}, got {_kind(raw)}")
+    out: list[str] = []
+    for i, item in enumerate(raw):
+        if kind == "texts":
+            if not isinstance(item, str):
+                raise _BadValue(f"item {i} must be text, got {_kind(item)}")
+            out.append(item)
+        else:
+            if isinstance(item, bool) or not isinstance(item, str | int):
+                raise _BadValue(f"item {i} must be an id (text or integer), got {_kind(item)}")
+            out.append(str(item))
+    return tuple(out)

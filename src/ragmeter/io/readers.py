@@ -1,0 +1,248 @@
+"""Readers that stream rows from files and in-memory datasets.
+
+Every reader yields ``Row`` objects: the row's position in the input, its data (a mapping),
+and, when the row itself could not be read, the problem (a bad JSON line, say). A bad row never
+stops the stream; an unreadable file raises ``DataError`` before the first row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import DataError
+
+SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    index: int
+    data: Mapping[str, Any] | None
+    #: Where the row came from, for messages ("line 12").
+    where: str
+    problem: str | None = None
+
+
+@dataclass(slots=True)
+class RowSource:
+    """A stream of rows plus what is known up front about the columns and size."""
+
+    rows: Iterator[Row]
+    columns: list[str]
+    total: int | None
+    name: str
+
+    def __iter__(self) -> Iterator[Row]:
+        return self.rows
+
+
+def open_rows(data: Any, *, peek: int = 200) -> RowSource:
+    """Open ``data`` as a stream of rows.
+
+    Accepts a path (JSONL, JSON list, CSV, Parquet), a pandas DataFrame, a Hugging Face
+    ``datasets.Dataset``, a list of dicts, or any iterable of mappings. Columns of
+    schema-less sources are the union of the keys of the first ``peek`` rows.
+    """
+    if isinstance(data, str | Path):
+        return _open_path(Path(data), peek)
+    typename = f"{type(data).__module__}.{type(data).__name__}"
+    if typename.startswith("pandas.") and hasattr(data, "to_dict"):
+        return _from_pandas(data)
+    if typename.startswith("datasets.") and hasattr(data, "column_names"):
+        return _from_hf(data)
+    if isinstance(data, Mapping):
+        raise DataError(
+            "Got a single mapping. Pass a list of rows (dicts), a file path, a pandas DataFrame "
+            "or a Hugging Face Dataset. For a dict of columns use pandas.DataFrame(data)."
+        )
+    if isinstance(data, Iterable):
+        return _peeked(
+            (Row(i, r, f"row {i}") for i, r in enumerate(data)),
+            peek,
+            "data",
+            len(data) if hasattr(data, "__len__") else None,
+        )
+    raise DataError(
+        f"Cannot read data of type {type(data).__name__}. Pass a path (.jsonl, .json, .csv, "
+        ".parquet), a pandas DataFrame, a Hugging Face Dataset or a list of dicts."
+    )
+
+
+def _peeked(rows: Iterator[Row], peek: int, name: str, total: int | None) -> RowSource:
+    head = list(islice(rows, peek))
+    columns: dict[str, None] = {}
+    for row in head:
+        if isinstance(row.data, Mapping):
+            columns.update(dict.fromkeys(map(str, row.data)))
+
+    def chained() -> Iterator[Row]:
+        yield from head
+        yield from rows
+
+    return RowSource(chained(), list(columns), total, name)
+
+
+def _open_path(path: Path, peek: int) -> RowSource:
+    if not path.exists():
+        raise DataError(f"No such file: {str(path)!r}.")
+    if path.is_dir():
+        raise DataError(f"{str(path)!r} is a folder; give a .jsonl, .json, .csv or .parquet file.")
+    fmt = SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise DataError(
+            f"Cannot tell the format of {str(path)!r} from its suffix {path.suffix!r}. "
+            f"Supported: {', '.join(sorted(SUFFIXES))}."
+        )
+    try:
+        if fmt == "jsonl":
+            return _peeked(_jsonl_rows(path), peek, str(path), None)
+        if fmt == "json":
+            return _json_rows(path)
+        if fmt == "csv":
+            return _peeked(_csv_rows(path), peek, str(path), None)
+        return _parquet_rows(path)
+    except OSError as exc:
+        raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
+
+
+def _jsonl_rows(path: Path) -> Iterator[Row]:
+    with path.open("rb") as fh:
+        index = 0
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            where = f"line {lineno}"
+            try:
+                data = json.loads(raw)
+            except UnicodeDecodeError as exc:
+                yield Row(index, None, where, f"{where} of {path.name} is not UTF-8 text: {exc}")
+            except ValueError as exc:
+                yield Row(index, None, where, f"{where} of {path.name} is not valid JSON: {exc}")
+            else:
+                if isinstance(data, dict):
+                    yield Row(index, data, where)
+                else:
+                    yield Row(
+                        index,
+                        None,
+                        where,
+                        f"{where} of {path.name} holds a JSON {type(data).__name__}, "
+                        "expected an object",
+                    )
+            index += 1
+
+
+def _json_rows(path: Path) -> RowSource:
+    try:
+        with path.open("rb") as fh:
+            data = json.load(fh)
+    except ValueError as exc:
+        raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
+    if isinstance(data, dict):
+        for key in ("data", "rows", "samples", "records"):
+            if isinstance(data.get(key), list):
+                data = data[key]
+                break
+    if not isinstance(data, list):
+        raise DataError(
+            f"{str(path)!r} must hold a JSON list of objects (one per sample). "
+            f"Got a JSON {type(data).__name__}. For one object per line use .jsonl."
+        )
+    rows = (
+        Row(i, r, f"item {i}")
+        if isinstance(r, dict)
+        else Row(i, None, f"item {i}", f"item {i} is a JSON {type(r).__name__}, expected an object")
+        for i, r in enumerate(data)
+    )
+    return _peeked(rows, 200, str(path), len(data))
+
+
+def _csv_cell(value: str | None) -> Any:
+    if value is None:
+        return None
+    stripped = value.strip()
+    if stripped[:1] in "[{" and stripped[-1:] in "]}":
+        try:
+            return json.loads(stripped)
+        except ValueError:
+            return value
+    return value
+
+
+def _csv_rows(path: Path) -> Iterator[Row]:
+    csv.field_size_limit(1 << 30)
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        for index, record in enumerate(reader):
+            where = f"line {reader.line_num}"
+            if None in record:
+                yield Row(
+                    index, None, where, f"{where} of {path.name} has more cells than the header"
+                )
+                continue
+            yield Row(index, {k: _csv_cell(v) for k, v in record.items()}, where)
+
+
+def _parquet_rows(path: Path) -> RowSource:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise DataError("Reading Parquet needs pyarrow: pip install 'ragmeter[data]'.") from None
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:
+        raise DataError(f"{str(path)!r} is not a readable Parquet file: {exc}.") from None
+
+    def rows() -> Iterator[Row]:
+        index = 0
+        for batch in pf.iter_batches(batch_size=1024):
+            for record in batch.to_pylist():
+                yield Row(index, record, f"row {index}")
+                index += 1
+
+    return RowSource(rows(), list(pf.schema_arrow.names), pf.metadata.num_rows, str(path))
+
+
+def _clean(value: Any) -> Any:
+    """pandas/numpy values to plain Python: arrays to lists, NaN/NA to None."""
+    if hasattr(value, "tolist") and not isinstance(value, str):
+        return value.tolist()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return None
+    return value
+
+
+def _from_pandas(df: Any) -> RowSource:
+    columns = [str(c) for c in df.columns]
+
+    def rows() -> Iterator[Row]:
+        for i, record in enumerate(df.itertuples(index=False, name=None)):
+            yield Row(i, {c: _clean(v) for c, v in zip(columns, record, strict=True)}, f"row {i}")
+
+    return RowSource(rows(), columns, len(df), "DataFrame")
+
+
+def _from_hf(ds: Any) -> RowSource:
+    columns = list(ds.column_names)
+
+    def rows() -> Iterator[Row]:
+        for i, record in enumerate(ds):
+            yield Row(i, record, f"row {i}")
+
+    return RowSource(rows(), columns, len(ds), "Dataset")

@@ -1,0 +1,66 @@
+"""The judge protocol: the two structured tasks every claim metric is built from.
+
+A judge answers *analyze* (claims, entities, generated questions: one call per sample)
+and *verify* (entailment of each claim by each premise: one call per sample). Both the
+OpenAI-compatible LLM judge and the deterministic offline verifier implement it, so all
+claim metrics run on either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Want = Literal["answer_claims", "reference_claims", "entities", "questions"]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeRequest:
+    question: str | None
+    answer: str | None
+    references: Sequence[str] = ()
+    contexts: Sequence[str] = ()
+    wants: frozenset[Want] = frozenset()
+    n_questions: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    answer_claims: tuple[str, ...] = ()
+    #: One tuple of claims per reference answer.
+    reference_claims: tuple[tuple[str, ...], ...] = ()
+    reference_entities: tuple[str, ...] = ()
+    #: One tuple of entities per context.
+    context_entities: tuple[tuple[str, ...], ...] = ()
+    questions: tuple[str, ...] = ()
+    noncommittal: bool | None = None
+    #: Provenance: prompt id and hash, method ("llm" / "offline-..."), cached or not.
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimBlock:
+    """Check every claim against every premise."""
+
+    claims: Sequence[str]
+    premises: Sequence[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    #: One matrix per block: matrices[b][i][j] is True when premise j entails claim i.
+    matrices: tuple[tuple[tuple[bool, ...], ...], ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    #: Stable identity used in cache keys and results, e.g. "openai:gpt-4o-mini".
+    name: str
+
+    async def analyze(self, request: AnalyzeRequest) -> Analysis: ...
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification: ...
+
+    def describe(self) -> dict[str, Any]: ...

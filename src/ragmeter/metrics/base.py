@@ -1,0 +1,99 @@
+"""The contract between the runner and metric families.
+
+A *family* computes one or more metrics that share work (tokens, claims, embeddings).
+Each family module exposes ``SPECS: tuple[MetricSpec, ...]`` and
+``build(ctx: RunContext) -> MetricFamily``; it imports heavy libraries lazily, inside
+``build`` or later, so that listing metrics stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ragmeter.types import Failure, Sample, Score, Usage
+
+if TYPE_CHECKING:
+    from ragmeter.judges.base import Judge
+    from ragmeter.models.embeddings import Embedder
+
+Outcome = Score | Failure
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Run options that families read. All keyword-only at the API surface."""
+
+    #: "offline" (default), "openai:MODEL", or a Judge object.
+    judge: Any = "offline"
+    base_url: str | None = None
+    api_key: str | None = None
+    #: Embeddings: "offline" (MiniLM int8 ONNX), a sentence-transformers name or path,
+    #: "openai:MODEL", or an Embedder object.
+    embedder: Any = "offline"
+    #: Context relevance LM: "offline" (SmolLM2 GGUF), a local path / HF cache name.
+    relevance_model: str = "offline"
+    reward_model: str | None = None
+    ks: tuple[int, ...] = (1, 3, 5, 10)
+    relevance_ks: tuple[int, ...] = (1, 3, 5)
+    response_relevancy_n: int = 3
+    max_concurrency: int = 16
+    cache_path: str | None = None
+    use_cache: bool = True
+    timeout: float = 60.0
+    max_retries: int = 5
+    price_in: float | None = None
+    price_out: float | None = None
+    batch_size: int = 256
+
+
+@dataclass(slots=True)
+class RunContext:
+    """Resources shared by the families of one run; built lazily, once."""
+
+    settings: Settings = field(default_factory=Settings)
+    usage: Usage = field(default_factory=Usage)
+    _judge: Any = None
+    _embedder: Any = None
+
+    def judge(self) -> Judge:
+        if self._judge is None:
+            from ragmeter.judges.factory import make_judge
+
+            self._judge = make_judge(self.settings, self.usage)
+        return self._judge
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from ragmeter.models.embeddings import make_embedder
+
+            self._embedder = make_embedder(self.settings.embedder, self.settings)
+        return self._embedder
+
+    def describe(self) -> dict[str, Any]:
+        """What produced the scores, for the run's record (never secrets)."""
+        out: dict[str, Any] = {}
+        if self._judge is not None:
+            out["judge"] = getattr(self._judge, "describe", lambda: {"name": str(self._judge)})()
+        if self._embedder is not None:
+            out["embedder"] = getattr(self._embedder, "name", type(self._embedder).__name__)
+        return out
+
+    async def aclose(self) -> None:
+        close = getattr(self._judge, "aclose", None)
+        if close is not None:
+            await close()
+
+
+@runtime_checkable
+class MetricFamily(Protocol):
+    """Scores a batch of samples for the requested metric names of this family.
+
+    Returns one mapping per sample, in order, with an outcome for every requested name.
+    Raising is allowed; the runner then retries sample by sample and records failures.
+    """
+
+    async def score_batch(
+        self, samples: Sequence[Sample], metrics: Sequence[str]
+    ) -> list[dict[str, Outcome]]: ...

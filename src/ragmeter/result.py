@@ -1,0 +1,120 @@
+"""The outcome of a run: per-row results, per-metric summaries, usage and configuration."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.scoring.statistics import Summary
+from ragmeter.types import MetricSpec, RowResult, Usage
+
+SIDECAR_SUFFIX = ".run.json"
+
+
+def sidecar_path(results_path: str | Path) -> Path:
+    """Where a results file's run record lives: ``<results path>.run.json``."""
+    return Path(str(results_path) + SIDECAR_SUFFIX)
+
+
+def spec_record(spec: MetricSpec) -> dict[str, Any]:
+    return {
+        "family": spec.family,
+        "requires": list(spec.requires),
+        "higher_is_better": spec.higher_is_better,
+        "lower": spec.lower,
+        "upper": spec.upper,
+        "description": spec.description,
+    }
+
+
+@dataclass(slots=True)
+class RunResult:
+    """Scores, reasons and failures of every row, with summaries and the run's record.
+
+    ``rows`` is empty when the run streamed to a file without keeping rows in memory.
+    """
+
+    rows: list[RowResult]
+    summary: dict[str, Summary]
+    usage: Usage
+    info: dict[str, Any]
+    specs: dict[str, MetricSpec] = field(default_factory=dict)
+
+    @property
+    def metrics(self) -> list[str]:
+        return list(self.specs)
+
+    def __iter__(self) -> Iterator[RowResult]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def scores(self, metric: str) -> list[float | None]:
+        """The metric's value for every row, ``None`` where undefined or failed."""
+        self._check_metric(metric)
+        return [row.scores.get(metric) for row in self.rows]
+
+    def failures(self) -> list[tuple[int, str, str]]:
+        """``(row index, metric, message)`` for every failure."""
+        return [(r.index, m, msg) for r in self.rows for m, msg in r.failures.items()]
+
+    def _check_metric(self, metric: str) -> None:
+        if metric not in self.specs:
+            raise KeyError(f"Metric {metric!r} is not in this run. Metrics: {self.metrics}.")
+
+    def to_pandas(self) -> Any:
+        """One row per sample: index, id, one column per metric, reasons and failures."""
+        import pandas as pd
+
+        records = []
+        for row in self.rows:
+            rec: dict[str, Any] = {"index": row.index, "id": row.id}
+            for metric in self.specs:
+                rec[metric] = row.scores.get(metric)
+            rec["reasons"] = dict(row.reasons)
+            rec["failures"] = dict(row.failures)
+            records.append(rec)
+        columns = ["index", "id", *self.specs, "reasons", "failures"]
+        return pd.DataFrame.from_records(records, columns=columns)
+
+    def summary_frame(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame({m: s.as_dict() for m, s in self.summary.items()}).T
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Write one JSON line per row (input order) and the run record beside it."""
+        path = Path(path)
+        with path.open("w", encoding="utf-8") as fh:
+            for row in self.rows:
+                fh.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+        write_sidecar(path, self.info)
+        return path
+
+    def plot(self, metric: str) -> Any:
+        """A matplotlib figure (histogram and box plot) of one metric, for notebooks."""
+        self._check_metric(metric)
+        from ragmeter.report.load import Run
+        from ragmeter.report.plots import figure_for
+
+        run = Run.from_parts([r.to_json() for r in self.rows], self.info)
+        return figure_for(run, metric)
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{m}={s.mean:.3f}" if s.mean is not None else f"{m}=undefined"
+            for m, s in self.summary.items()
+        )
+        return f"RunResult(n={self.info.get('n_rows', len(self.rows))}, {parts})"
+
+
+def write_sidecar(results_path: str | Path, info: dict[str, Any]) -> Path:
+    path = sidecar_path(results_path)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(info, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,604 @@
+"""The async core of a run: read rows in batches, score them family by family, write results.
+
+One concurrency limit (inside the judge) bounds judge calls for the whole run; batches are
+pipelined so the limit stays busy; a failing family or row becomes failure records and the
+run goes on. ``evaluate`` is the sync facade; ``aevaluate`` is for code inside an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import logging
+import sys
+import tempfile
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from itertools import islice
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ragmeter.errors import ConfigError, DataError, ModelUnavailableError
+from ragmeter.io.columns import ColumnMap, to_sample
+from ragmeter.io.readers import Row, RowSource, open_rows
+from ragmeter.metrics import registry
+from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
+from ragmeter.result import RunResult, spec_record, write_sidecar
+from ragmeter.scoring.statistics import Summary, summarize
+from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
+
+log = logging.getLogger("ragmeter")
+
+#: Batches scored at the same time; two keep the judge's concurrency limit busy at the seams.
+BATCHES_IN_FLIGHT = 2
+
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[str] | str | None = None,
+    *,
+    column_map: Mapping[str, Any] | Iterable[str] | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
+    out: str | Path | None = None,
+    report: str | Path | None = None,
+    progress: bool | None = None,
+    resume: bool = False,
+    keep_rows: bool = True,
+) -> RunResult:
+    """Score ``data`` with ``metrics`` and return a :class:`RunResult`.
+
+    Parameters
+    ----------
+    data : path, DataFrame, datasets.Dataset, or list of dicts
+        Samples in Unitxt's RAG fields or Ragas' column names.
+    metrics : list of str or comma-separated str, optional
+        Registry names (see ``ragmeter metrics``). By default every metric whose fields exist.
+    column_map : mapping or list of "field=path", optional
+        Where a field comes from: a column name, a dotted path, or a callable over the row.
+    judge : str or Judge, optional
+        ``"offline"`` (default), ``"openai:MODEL"``, or a Judge object (e.g. ``FakeJudge``).
+    settings : Settings, optional
+        Everything else (concurrency, cache, models, k values, prices).
+    out : path, optional
+        Write results as JSONL while scoring (and ``<out>.run.json``); rows are then also kept.
+    report : path, optional
+        Write the HTML report there at the end.
+    progress : bool, optional
+        Show a progress bar; by default only on a terminal.
+    resume : bool
+        Skip rows already present in ``out``.
+    keep_rows : bool
+        Keep every row's result in ``RunResult.rows``. With ``False`` (the CLI with ``--out``)
+        rows are only streamed to ``out`` and memory stays flat; summaries are the same.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "evaluate() was called inside a running event loop (a notebook or a server). "
+            "Use 'await ragmeter.aevaluate(...)' there instead."
+        )
+    return asyncio.run(
+        aevaluate(
+            data,
+            metrics,
+            column_map=column_map,
+            judge=judge,
+            settings=settings,
+            out=out,
+            report=report,
+            progress=progress,
+            resume=resume,
+            keep_rows=keep_rows,
+        )
+    )
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Sequence[str] | str | None = None,
+    *,
+    column_map: Mapping[str, Any] | Iterable[str] | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
+    out: str | Path | None = None,
+    report: str | Path | None = None,
+    progress: bool | None = None,
+    resume: bool = False,
+    keep_rows: bool = True,
+) -> RunResult:
+    """Async twin of :func:`evaluate`; ``keep_rows=False`` streams without keeping rows."""
+    settings = settings or Settings()
+    if judge is not None:
+        settings = replace(settings, judge=judge)
+    _check_settings(settings)
+    if resume and out is None:
+        raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+    cmap = ColumnMap.from_any(column_map)
+    source = open_rows(data)
+    plan = Plan.make(metrics, cmap, source)
+    ctx = RunContext(settings)
+    try:
+        plan.build_families(ctx)
+        if any(spec.needs_judge for spec in plan.specs):
+            judge_obj = ctx.judge()
+            preflight = getattr(judge_obj, "preflight", None)
+            if preflight is not None:
+                await preflight()
+        runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
+        started = dt.datetime.now(dt.UTC)
+        await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
+        result = runner.result(started, data_name=source.name)
+    finally:
+        await ctx.aclose()
+    if out is not None:
+        write_sidecar(out, result.info)
+    if report is not None:
+        from ragmeter.report.html import write_report
+        from ragmeter.report.load import Run, load_run
+
+        if keep_rows or out is None:
+            run = Run.from_parts([r.to_json() for r in result.rows], result.info)
+        else:
+            run = load_run(out)  # rows were streamed to ``out``, not kept
+        write_report(run, report)
+    return result
+
+
+def _check_settings(settings: Settings) -> None:
+    if settings.max_concurrency < 1:
+        raise ConfigError(
+            f"The 'max_concurrency' setting must be >= 1. Got {settings.max_concurrency}."
+        )
+    if settings.batch_size < 1:
+        raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {settings.batch_size}.")
+    for name in ("ks", "relevance_ks"):
+        for k in getattr(settings, name):
+            if not isinstance(k, int) or k < 1:
+                raise ConfigError(f"The '{name}' setting must hold integers >= 1. Got {k!r}.")
+
+
+@dataclass(slots=True)
+class Plan:
+    """Which metrics run, grouped by family, and which were skipped (auto mode)."""
+
+    specs: list[MetricSpec]
+    auto: bool
+    skipped: dict[str, str] = field(default_factory=dict)
+    families: dict[str, MetricFamily] = field(default_factory=dict)
+
+    @classmethod
+    def make(cls, metrics: Sequence[str] | str | None, cmap: ColumnMap, source: RowSource) -> Plan:
+        if isinstance(metrics, str):
+            metrics = [m for m in metrics.split(",") if m.strip()]
+        if metrics:
+            specs = registry.resolve(metrics)
+            needed: dict[str, list[str]] = {}
+            for spec in specs:
+                for fld in spec.requires:
+                    needed.setdefault(fld, []).append(spec.name)
+            cmap.check_columns(needed, source.columns)
+            return cls(specs, auto=False)
+        present = {f for f in _all_fields() if cmap.source_for(f, source.columns) is not None}
+        specs, skipped = [], {}
+        for spec in registry.all_specs().values():
+            lacking = [f for f in spec.requires if f not in present]
+            if lacking:
+                skipped[spec.name] = f"no column for {', '.join(lacking)}"
+            else:
+                specs.append(spec)
+        if not specs:
+            raise DataError(
+                "No metric can run on this data: none of the fields the metrics need were found. "
+                f"Columns found: {', '.join(source.columns) or '(none)'}. Map columns with "
+                "--column FIELD=COLUMN; see 'ragmeter metrics' for what each metric needs."
+            )
+        return cls(specs, auto=True, skipped=skipped)
+
+    def by_family(self) -> dict[str, list[MetricSpec]]:
+        out: dict[str, list[MetricSpec]] = {}
+        for spec in self.specs:
+            out.setdefault(spec.family, []).append(spec)
+        return out
+
+    def build_families(self, ctx: RunContext) -> None:
+        for family, specs in self.by_family().items():
+            try:
+                self.families[family] = registry.family_module(family).build(ctx)
+            except (ModelUnavailableError, ImportError) as exc:
+                if not self.auto:
+                    if isinstance(exc, ImportError):
+                        raise ModelUnavailableError(
+                            f"Metrics {', '.join(s.name for s in specs)} need a package that is "
+                            f"not installed ({exc}). Install the extra: pip install "
+                            "'ragmeter[local]'."
+                        ) from exc
+                    raise
+                for spec in specs:
+                    self.skipped[spec.name] = str(exc)
+                log.warning("Skipping %s: %s", ", ".join(s.name for s in specs), exc)
+        self.specs = [s for s in self.specs if s.family in self.families]
+        if not self.specs:
+            raise ModelUnavailableError(
+                "No metric can run: " + "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
+            )
+
+
+def _all_fields() -> tuple[str, ...]:
+    from ragmeter.types import FIELDS
+
+    return FIELDS
+
+
+#: Defined scores one metric keeps in memory before they spill to a temporary file.
+SPILL_AFTER = 65_536
+
+
+@dataclass(slots=True)
+class Accumulator:
+    """Counts and defined scores of one metric, with flat memory however long the run.
+
+    At most ``spill_after`` scores live in memory; past that they are appended to an anonymous
+    temporary file (float64) that disappears when closed. ``summary()`` reads the scores of
+    this one metric back (exact median and bootstrap need them all) and closes the file.
+    """
+
+    spill_after: int = SPILL_AFTER
+    values: array = field(default_factory=lambda: array("d"))
+    undefined: int = 0
+    failed: int = 0
+    spilled: int = 0
+    _spill: IO[bytes] | None = None
+
+    def add(self, row: RowResult, metric: str) -> None:
+        if metric in row.failures:
+            self.failed += 1
+        elif row.scores.get(metric) is None:
+            self.undefined += 1
+        else:
+            self.values.append(row.scores[metric])
+            if len(self.values) >= self.spill_after:
+                self._flush()
+
+    def extend(self, scores: Iterable[float]) -> None:
+        """Add defined scores in bulk (engines that receive columns of scores)."""
+        self.values.extend(scores)
+        if len(self.values) >= self.spill_after:
+            self._flush()
+
+    @property
+    def count(self) -> int:
+        return self.spilled + len(self.values)
+
+    def _flush(self) -> None:
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="ragmeter-scores-")
+        self.values.tofile(self._spill)
+        self.spilled += len(self.values)
+        self.values = array("d")
+
+    def scores(self) -> np.ndarray:
+        """Every defined score added so far, in the order added."""
+        memory = np.frombuffer(self.values, dtype=np.float64) if self.values else np.empty(0)
+        if self._spill is None:
+            return memory.copy()
+        self._spill.flush()
+        self._spill.seek(0)
+        disk = np.fromfile(self._spill, dtype=np.float64, count=self.spilled)
+        if disk.size != self.spilled:
+            raise RuntimeError(
+                f"The spill file of scores holds {disk.size} values; {self.spilled} were written."
+            )
+        return np.concatenate([disk, memory]) if memory.size else disk
+
+    def summary(self) -> Summary:
+        """Summary of this metric; releases the spill file."""
+        try:
+            return summarize(self.scores(), undefined=self.undefined, failed=self.failed)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
+
+
+class BatchScorer:
+    """Scores a batch of rows with a plan's families: the unit of work of every engine."""
+
+    def __init__(self, plan: Plan, cmap: ColumnMap, ctx: RunContext) -> None:
+        self.plan = plan
+        self.cmap = cmap
+        self.ctx = ctx
+
+    async def score(self, batch: list[Row]) -> list[RowResult]:
+        results: list[RowResult] = []
+        # family -> metric-name tuple -> [(position, sample)]
+        work: dict[str, dict[tuple[str, ...], list[tuple[int, Sample]]]] = {}
+        by_family = self.plan.by_family()
+        for pos, row in enumerate(batch):
+            result = RowResult(index=row.index, id=None)
+            results.append(result)
+            if row.problem is not None or row.data is None:
+                for spec in self.plan.specs:
+                    result.record(spec.name, Failure(spec.name, row.problem or "unreadable row"))
+                continue
+            sample, problems = to_sample(row.data, self.cmap)
+            result.id = sample.question_id
+            result.metadata = sample.metadata
+            for family, specs in by_family.items():
+                ready: list[str] = []
+                for spec in specs:
+                    failure = _field_failure(spec, sample, problems, row.where)
+                    if failure is not None:
+                        result.record(spec.name, failure)
+                    else:
+                        ready.append(spec.name)
+                if ready:
+                    work.setdefault(family, {}).setdefault(tuple(ready), []).append((pos, sample))
+        jobs = [
+            self._score_group(family, names, items)
+            for family, groups in work.items()
+            for names, items in groups.items()
+        ]
+        for items, names, outcomes in await asyncio.gather(*jobs):
+            for (pos, _), outcome_map in zip(items, outcomes, strict=True):
+                for name in names:
+                    results[pos].record(name, outcome_map[name])
+        return results
+
+    async def _score_group(
+        self, family: str, names: tuple[str, ...], items: list[tuple[int, Sample]]
+    ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
+        fam = self.plan.families[family]
+        samples = [s for _, s in items]
+        try:
+            outcomes = await fam.score_batch(samples, names)
+            outcomes = [self._checked(names, o) for o in _aligned(outcomes, len(samples))]
+        except Exception as exc:
+            if len(samples) == 1:
+                return items, names, [_all_failed(names, exc)]
+            log.warning("Family %s failed on a batch (%s); scoring row by row.", family, exc)
+            outcomes = []
+            for sample in samples:
+                try:
+                    one = await fam.score_batch([sample], names)
+                    outcomes.append(self._checked(names, _aligned(one, 1)[0]))
+                except Exception as exc_one:
+                    outcomes.append(_all_failed(names, exc_one))
+        return items, names, outcomes
+
+    def _checked(self, names: tuple[str, ...], outcome: Mapping[str, Any]) -> dict[str, Outcome]:
+        """Guard the contract: an outcome per name, scores inside the metric's range."""
+        specs = registry.all_specs()
+        out: dict[str, Outcome] = {}
+        for name in names:
+            value = outcome.get(name)
+            spec = specs[name]
+            if isinstance(value, Failure):
+                out[name] = value
+            elif not isinstance(value, Score):
+                out[name] = Failure(name, f"internal error: {spec.family} returned no score")
+            elif value.value is not None and not spec.lower <= value.value <= spec.upper:
+                out[name] = Failure(
+                    name,
+                    f"internal error: {name} gave {value.value!r}, outside "
+                    f"[{spec.lower}, {spec.upper}]",
+                )
+            else:
+                out[name] = value
+        return out
+
+
+class _Runner:
+    """One local run: stream batches through a BatchScorer, write and accumulate in order."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        cmap: ColumnMap,
+        ctx: RunContext,
+        source: RowSource,
+        *,
+        keep_rows: bool,
+    ) -> None:
+        self.plan = plan
+        self.ctx = ctx
+        self.scorer = BatchScorer(plan, cmap, ctx)
+        self.source = source
+        self.keep_rows = keep_rows
+        self.rows: list[RowResult] = []
+        self.acc = {spec.name: Accumulator() for spec in plan.specs}
+        self.n_rows = 0
+
+    async def run(self, *, out: Path | None, resume: bool, progress: bool | None) -> None:
+        done: set[int] = set()
+        if resume and out is not None and out.exists():
+            done = self._load_done(out)
+        sink: IO[str] | None = None
+        if out is not None:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            sink = out.open("a" if resume else "w", encoding="utf-8")
+        bar = _progress(progress, self.source.total)
+        try:
+            pending: list[asyncio.Task[list[RowResult]]] = []
+            for batch in _batches(self.source, self.ctx.settings.batch_size, skip=done):
+                pending.append(asyncio.ensure_future(self.scorer.score(batch)))
+                if len(pending) >= BATCHES_IN_FLIGHT:
+                    self._emit(await pending.pop(0), sink, bar)
+            while pending:
+                self._emit(await pending.pop(0), sink, bar)
+        except BaseException:
+            for task in pending:
+                task.cancel()
+            raise
+        finally:
+            if sink is not None:
+                sink.close()
+            if bar is not None:
+                bar.stop()
+
+    def _load_done(self, out: Path) -> set[int]:
+        """Rows already in ``out``: count them, keep them, drop a torn last line."""
+        done: set[int] = set()
+        good_bytes = 0
+        with out.open("rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                try:
+                    rec = json.loads(raw)
+                    row = RowResult(
+                        index=int(rec["index"]),
+                        id=rec.get("id"),
+                        scores=dict(rec.get("scores", {})),
+                        reasons=dict(rec.get("reasons", {})),
+                        failures=dict(rec.get("failures", {})),
+                        details=dict(rec.get("details", {})),
+                        metadata=rec.get("metadata"),
+                    )
+                except (ValueError, KeyError, TypeError):
+                    break
+                good_bytes += len(raw)
+                done.add(row.index)
+                self._account(row)
+        with out.open("r+b") as fh:
+            fh.truncate(good_bytes)
+        return done
+
+    def _account(self, row: RowResult) -> None:
+        self.n_rows += 1
+        for name, acc in self.acc.items():
+            acc.add(row, name)
+        if self.keep_rows:
+            self.rows.append(row)
+
+    def _emit(self, rows: list[RowResult], sink: IO[str] | None, bar: Any) -> None:
+        for row in rows:
+            self._account(row)
+            if sink is not None:
+                sink.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+        if sink is not None:
+            sink.flush()
+        if bar is not None:
+            bar.advance(len(rows))
+
+    def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
+        import ragmeter
+
+        summary = {name: acc.summary() for name, acc in self.acc.items()}
+        specs = {s.name: s for s in self.plan.specs}
+        usage = self.ctx.usage
+        info: dict[str, Any] = {
+            "ragmeter_version": ragmeter.__version__,
+            "created": started.isoformat(),
+            "finished": dt.datetime.now(dt.UTC).isoformat(),
+            "data": data_name,
+            "n_rows": self.n_rows,
+            "metrics": {name: spec_record(spec) for name, spec in specs.items()},
+            "skipped": dict(self.plan.skipped),
+            "settings": public_settings(self.ctx.settings),
+            **self.ctx.describe(),
+            "usage": usage.as_dict(),
+            "summary": {name: s.as_dict() for name, s in summary.items()},
+        }
+        return RunResult(rows=self.rows, summary=summary, usage=usage, info=info, specs=specs)
+
+
+def public_settings(settings: Settings) -> dict[str, Any]:
+    """Settings as recorded in results and reports: no secrets, objects by name."""
+    out: dict[str, Any] = {}
+    for key, value in asdict(settings).items():
+        if key == "api_key":
+            continue
+        if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
+            value = getattr(value, "name", type(value).__name__)
+        out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def _field_failure(
+    spec: MetricSpec, sample: Sample, problems: Mapping[str, str], where: str
+) -> Failure | None:
+    if "*" in problems:
+        return Failure(spec.name, f"{where}: {problems['*']}")
+    for fld in spec.requires:
+        if fld in problems:
+            return Failure(spec.name, f"{where}, field '{fld}': {problems[fld]}", field=fld)
+        if not sample.has(fld):
+            return Failure(
+                spec.name,
+                f"{where}: field '{fld}' is missing; {spec.name} needs {', '.join(spec.requires)}",
+                field=fld,
+            )
+    return None
+
+
+def _aligned(outcomes: Sequence[Mapping[str, Any]], n: int) -> Sequence[Mapping[str, Any]]:
+    if len(outcomes) != n:
+        raise RuntimeError(f"family returned {len(outcomes)} outcomes for {n} samples")
+    return outcomes
+
+
+def _all_failed(names: Sequence[str], exc: BaseException) -> dict[str, Outcome]:
+    message = str(exc) or type(exc).__name__
+    if not isinstance(exc, ValueError | RuntimeError) or type(exc).__module__ != "builtins":
+        message = f"{type(exc).__name__}: {message}"
+    return {name: Failure(name, message) for name in names}
+
+
+def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list[Row]]:
+    it = (r for r in rows if r.index not in skip) if skip else iter(rows)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+class _Bar:
+    def __init__(self, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("scoring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._task = self._progress.add_task("rows", total=total)
+        self._progress.start()
+
+    def advance(self, n: int) -> None:
+        self._progress.advance(self._task, n)
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._progress.stop()
+
+
+def _progress(enabled: bool | None, total: int | None) -> _Bar | None:
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    return _Bar(total) if enabled else None
+
+
+Callback = Callable[[RowResult], None]

@@ -1,0 +1,185 @@
+"""Values passed between the layers: samples, scores, failures, metric specs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: Canonical sample fields, as in Unitxt's RAG task.
+FIELDS: tuple[str, ...] = (
+    "question",
+    "question_id",
+    "metadata",
+    "contexts",
+    "contexts_ids",
+    "answer",
+    "reference_answers",
+    "reference_contexts",
+    "reference_context_ids",
+    "is_answerable_label",
+)
+
+FieldKind = Literal["text", "id", "texts", "ids", "mapping", "bool"]
+
+#: What each canonical field must hold once coerced.
+FIELD_KINDS: Mapping[str, FieldKind] = {
+    "question": "text",
+    "question_id": "id",
+    "metadata": "mapping",
+    "contexts": "texts",
+    "contexts_ids": "ids",
+    "answer": "text",
+    "reference_answers": "texts",
+    "reference_contexts": "texts",
+    "reference_context_ids": "ids",
+    "is_answerable_label": "bool",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One RAG interaction. Every field is optional; metrics declare what they need.
+
+    List fields are stored as tuples. ``None`` means the field was not given.
+    """
+
+    question: str | None = None
+    question_id: str | None = None
+    metadata: Mapping[str, Any] | None = None
+    contexts: tuple[str, ...] | None = None
+    contexts_ids: tuple[str, ...] | None = None
+    answer: str | None = None
+    reference_answers: tuple[str, ...] | None = None
+    reference_contexts: tuple[str, ...] | None = None
+    reference_context_ids: tuple[str, ...] | None = None
+    is_answerable_label: bool | None = None
+
+    def has(self, name: str) -> bool:
+        """True when field ``name`` was given (an empty list counts as given)."""
+        return getattr(self, name) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A metric value in its declared range, or ``None`` (undefined) with a reason.
+
+    NaN and infinities are rejected: an undefined score must say why.
+    """
+
+    value: float | None
+    reason: str | None = None
+    details: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.value is None:
+            if not self.reason:
+                raise ValueError("An undefined score (value=None) needs a reason.")
+            return
+        if isinstance(self.value, bool) or not isinstance(self.value, int | float):
+            raise TypeError(f"Score value must be a float or None. Got {self.value!r}.")
+        if math.isnan(self.value) or math.isinf(self.value):
+            raise ValueError(f"Score value must be finite. Got {self.value!r}.")
+        object.__setattr__(self, "value", float(self.value))
+
+    @classmethod
+    def undefined(cls, reason: str, **details: Any) -> Score:
+        return cls(value=None, reason=reason, details=details or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """A metric could not be computed for one row; the run goes on."""
+
+    metric: str
+    message: str
+    field: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSpec:
+    """What a metric is: its name, the fields it needs, its direction and range."""
+
+    name: str
+    family: str
+    requires: tuple[str, ...]
+    description: str
+    higher_is_better: bool = True
+    lower: float = 0.0
+    upper: float = 1.0
+    #: Fields used when present but not required.
+    optional: tuple[str, ...] = ()
+    #: Needs a judge (LLM or the offline verifier).
+    needs_judge: bool = False
+
+
+@dataclass(slots=True)
+class Usage:
+    """Judge usage of a run (counted on the client side)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    retries: int = 0
+    failures: int = 0
+    cost: float | None = None
+
+    def add(self, other: Usage) -> None:
+        self.calls += other.calls
+        self.cache_hits += other.cache_hits
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.retries += other.retries
+        self.failures += other.failures
+        if other.cost is not None:
+            self.cost = (self.cost or 0.0) + other.cost
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "retries": self.retries,
+            "failures": self.failures,
+            "cost": self.cost,
+        }
+
+
+@dataclass(slots=True)
+class RowResult:
+    """Everything computed for one input row."""
+
+    index: int
+    id: str | None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] | None = None
+
+    def record(self, metric: str, outcome: Score | Failure) -> None:
+        if isinstance(outcome, Failure):
+            self.failures[metric] = outcome.message
+            self.scores[metric] = None
+            return
+        self.scores[metric] = outcome.value
+        if outcome.reason:
+            self.reasons[metric] = outcome.reason
+        if outcome.details:
+            self.details[metric] = dict(outcome.details)
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "index": self.index,
+            "id": self.id,
+            "scores": self.scores,
+            "reasons": self.reasons,
+            "failures": self.failures,
+            "details": self.details,
+        }
+        if self.metadata:
+            row["metadata"] = dict(self.metadata)
+        return row

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The team's shared folder (seeds and reference data), beside the checkout."""
+    if not SHARED.is_dir():
+        pytest.skip(f"../shared not found beside the checkout at {SHARED}")
+    return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Never touch the real user cache; never reach a real model endpoint."""
+    cache = tmp_path_factory.mktemp("ragmeter-cache")
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
