@@ -1,0 +1,139 @@
+"""The lexical and retrieval families: specs, shared tokenisation, outcomes per sample."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import pytest
+
+from ragmeter.errors import ConfigError
+from ragmeter.metrics import lexical, retrieval
+from ragmeter.metrics.base import MetricFamily, RunContext
+from ragmeter.metrics.registry import all_specs
+from ragmeter.scoring import lexical as scoring_lexical
+from ragmeter.types import Sample, Score
+
+SAMPLE = Sample(
+    question="Who wrote Hamlet?",
+    answer="Shakespeare wrote Hamlet around 1600.",
+    contexts=("Hamlet is a tragedy by William Shakespeare.", "It was written around 1600."),
+    reference_answers=("William Shakespeare", "Shakespeare wrote it"),
+    contexts_ids=("d3", "d7", "d9"),
+    reference_context_ids=("d7", "d1"),
+)
+
+
+def _score(family, samples, names):
+    return asyncio.run(family.build(RunContext()).score_batch(samples, names))
+
+
+def test_families_are_registered_with_what_they_need():
+    specs = all_specs()
+    assert specs["k_precision"].requires == ("answer", "contexts")
+    for name in ("token_recall", "token_precision", "token_f1", "exact_match"):
+        assert specs[name].requires == ("answer", "reference_answers")
+    assert specs["context_token_precision"].requires == ("question", "contexts")
+    assert specs["answer_token_recall"].requires == ("question", "answer")
+    for kind in ("retrieval", "recall", "precision", "ndcg", "hit_rate"):
+        for k in (1, 3, 5, 10):
+            assert specs[f"{kind}_at_{k}"].requires == ("contexts_ids", "reference_context_ids")
+    for name in ("mrr", "map", "map_retrieved"):
+        assert specs[name].family == "retrieval"
+    exact = [*lexical.SPECS, *retrieval.SPECS]
+    assert all(s.higher_is_better and (s.lower, s.upper) == (0.0, 1.0) for s in exact)
+    assert not any(s.needs_judge for s in exact)
+
+
+def test_built_families_follow_the_protocol():
+    assert isinstance(lexical.build(RunContext()), MetricFamily)
+    assert isinstance(retrieval.build(RunContext()), MetricFamily)
+
+
+def test_every_metric_gives_a_score_with_a_reason_for_every_sample():
+    samples = [
+        SAMPLE,
+        Sample(
+            answer="",
+            contexts=("",),
+            reference_answers=("",),
+            question="",
+            contexts_ids=(),
+            reference_context_ids=(),
+        ),
+    ]
+    for family in (lexical, retrieval):
+        names = [s.name for s in family.SPECS]
+        rows = _score(family, samples, names)
+        assert len(rows) == 2
+        for row in rows:
+            assert list(row) == names
+            for outcome in row.values():
+                assert isinstance(outcome, Score)
+                assert outcome.reason
+                assert outcome.value is None or 0.0 <= outcome.value <= 1.0
+
+
+def test_each_text_of_a_sample_is_normalised_once_for_all_lexical_metrics(monkeypatch):
+    seen: Counter[str] = Counter()
+    real_tokens = scoring_lexical._tokens
+    real_lookup = scoring_lexical._tokens_for_lookup
+
+    def count_tokens(text):
+        seen[text] += 1
+        return real_tokens(text)
+
+    def count_lookup(text):
+        seen[text] += 1
+        return real_lookup(text)
+
+    monkeypatch.setattr(scoring_lexical, "_tokens", count_tokens)
+    monkeypatch.setattr(scoring_lexical, "_tokens_for_lookup", count_lookup)
+    rows = _score(lexical, [SAMPLE], [s.name for s in lexical.SPECS])
+    assert rows[0]["k_precision"].value == pytest.approx(2 / 5)
+    texts = [SAMPLE.question, SAMPLE.answer, *SAMPLE.contexts, *SAMPLE.reference_answers]
+    assert set(seen) == set(texts)
+    assert max(seen.values()) == 1
+
+
+def test_retrieval_family_scores_and_details():
+    row = _score(retrieval, [SAMPLE], ["mrr", "map", "map_retrieved", "recall_at_3", "ndcg_at_1"])[
+        0
+    ]
+    assert row["mrr"] == Score(0.5, "First reference id at rank 2.", {"first_relevant_rank": 2})
+    assert row["map"].value == pytest.approx(0.25)
+    assert row["map_retrieved"].value == pytest.approx(0.5)
+    assert row["recall_at_3"].value == 0.5
+    assert row["recall_at_3"].details == {"k": 3, "found": 1}
+    assert row["ndcg_at_1"].value == 0.0
+
+
+def test_no_reference_ids_give_zero_and_say_why():
+    sample = Sample(contexts_ids=("d1",), reference_context_ids=())
+    row = _score(retrieval, [sample], ["mrr", "map", "precision_at_5"])[0]
+    for outcome in row.values():
+        assert outcome.value == 0.0
+        assert "No reference context ids" in outcome.reason
+
+
+def test_empty_lists_give_undefined_lexical_scores_with_a_reason():
+    sample = Sample(answer="Paris", contexts=(), reference_answers=())
+    row = _score(lexical, [sample], ["k_precision", "token_recall", "exact_match"])[0]
+    assert all(o.value is None and o.reason.startswith("No ") for o in row.values())
+
+
+@pytest.mark.parametrize(
+    ("family", "name", "message"),
+    [
+        (lexical, "k_precison", "The lexical family has no metric 'k_precison'"),
+        (retrieval, "recall_at_x", "The retrieval family has no metric 'recall_at_x'"),
+        (retrieval, "recall_at_0", "The 'k' parameter of recall_at_k must be >= 1. Got 0."),
+    ],
+)
+def test_unknown_names_are_rejected_before_scoring(family, name, message):
+    with pytest.raises(ConfigError, match=message):
+        _score(family, [SAMPLE], [name])
+
+
+def test_a_cut_off_outside_the_registered_ones_still_scores():
+    assert _score(retrieval, [SAMPLE], ["recall_at_2"])[0]["recall_at_2"].value == 0.5
