@@ -100,6 +100,17 @@ def evaluate(
         bool | None, typer.Option("--progress/--no-progress", help="Progress bar.")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
+    engine: Annotated[
+        str, typer.Option(help="'local' (this process) or 'ray' (needs ragmeter[ray]).")
+    ] = "local",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to use: 'ray://HOST:PORT' or 'auto'. Default: start one."),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Ray scoring workers (default: one per CPU); share --max-concurrency."),
+    ] = None,
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
     from ragmeter.metrics.base import Settings
@@ -120,16 +131,39 @@ def evaluate(
             price_out=price_out,
             batch_size=batch_size,
         )
-        result = run_evaluate(
-            data,
-            metrics,
-            column_map=column or None,
-            settings=settings,
-            out=out,
-            report=report,
-            progress=progress,
-            resume=resume,
-        )
+        if engine == "ray":
+            from ragmeter.engines import run_ray
+
+            result = run_ray(
+                data,
+                metrics,
+                column_map=column or None,
+                settings=settings,
+                out=out,
+                address=ray_address,
+                num_workers=workers,
+                resume=resume,
+                keep_rows=out is None,
+                progress=progress,
+            )
+            if report is not None:
+                _report_from(out, result, report)
+        elif engine == "local":
+            if ray_address is not None or workers is not None:
+                raise ConfigError("--ray-address and --workers need --engine ray.")
+            result = run_evaluate(
+                data,
+                metrics,
+                column_map=column or None,
+                settings=settings,
+                out=out,
+                report=report,
+                progress=progress,
+                resume=resume,
+                keep_rows=out is None,  # with --out, rows stream to the file: flat memory
+            )
+        else:
+            raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
     except RagmeterError as exc:
         _fail(str(exc))
         return
@@ -144,6 +178,15 @@ def evaluate(
         for line in failed:
             err_console.print(f"[bold red]FAIL[/] {line}", highlight=False)
         raise typer.Exit(EXIT_GATE)
+
+
+def _report_from(out: Path | None, result: Any, report: Path) -> None:
+    """HTML report of a Ray run: from --out when rows were streamed there."""
+    from ragmeter.report.html import write_report
+    from ragmeter.report.load import Run, load_run
+
+    run = load_run(out) if out is not None else Run.from_parts(result.rows, result.info)
+    write_report(run, report)
 
 
 def check_gates(result: Any, gates: dict[str, float]) -> list[str]:

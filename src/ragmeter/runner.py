@@ -251,7 +251,7 @@ class Accumulator:
     this one metric back (exact median and bootstrap need them all) and closes the file.
     """
 
-    spill_after: int = SPILL_AFTER
+    spill_after: int = field(default_factory=lambda: SPILL_AFTER)
     values: array = field(default_factory=lambda: array("d"))
     undefined: int = 0
     failed: int = 0
@@ -280,7 +280,7 @@ class Accumulator:
 
     def _flush(self) -> None:
         if self._spill is None:
-            self._spill = tempfile.TemporaryFile(prefix="ragmeter-scores-")
+            self._spill = tempfile.TemporaryFile(prefix="ragmeter-scores-")  # noqa: SIM115
         self.values.tofile(self._spill)
         self.spilled += len(self.values)
         self.values = array("d")
@@ -310,7 +310,6 @@ class Accumulator:
         if self._spill is not None:
             self._spill.close()
             self._spill = None
-
 
 
 class BatchScorer:
@@ -494,25 +493,49 @@ class _Runner:
             bar.advance(len(rows))
 
     def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
-        import ragmeter
+        return make_result(
+            self.plan,
+            self.ctx,
+            self.acc,
+            rows=self.rows,
+            n_rows=self.n_rows,
+            started=started,
+            data_name=data_name,
+        )
 
-        summary = {name: acc.summary() for name, acc in self.acc.items()}
-        specs = {s.name: s for s in self.plan.specs}
-        usage = self.ctx.usage
-        info: dict[str, Any] = {
-            "ragmeter_version": ragmeter.__version__,
-            "created": started.isoformat(),
-            "finished": dt.datetime.now(dt.UTC).isoformat(),
-            "data": data_name,
-            "n_rows": self.n_rows,
-            "metrics": {name: spec_record(spec) for name, spec in specs.items()},
-            "skipped": dict(self.plan.skipped),
-            "settings": public_settings(self.ctx.settings),
-            **self.ctx.describe(),
-            "usage": usage.as_dict(),
-            "summary": {name: s.as_dict() for name, s in summary.items()},
-        }
-        return RunResult(rows=self.rows, summary=summary, usage=usage, info=info, specs=specs)
+
+def make_result(
+    plan: Plan,
+    ctx: RunContext,
+    acc: Mapping[str, Accumulator],
+    *,
+    rows: list[RowResult],
+    n_rows: int,
+    started: dt.datetime,
+    data_name: str,
+    extra_info: Mapping[str, Any] | None = None,
+) -> RunResult:
+    """Summaries (one metric at a time, releasing its spill file) and the run's record."""
+    import ragmeter
+
+    summary = {name: a.summary() for name, a in acc.items()}
+    specs = {s.name: s for s in plan.specs}
+    usage = ctx.usage
+    info: dict[str, Any] = {
+        "ragmeter_version": ragmeter.__version__,
+        "created": started.isoformat(),
+        "finished": dt.datetime.now(dt.UTC).isoformat(),
+        "data": data_name,
+        "n_rows": n_rows,
+        "metrics": {name: spec_record(spec) for name, spec in specs.items()},
+        "skipped": dict(plan.skipped),
+        "settings": public_settings(ctx.settings),
+        **ctx.describe(),
+        **(extra_info or {}),
+        "usage": usage.as_dict(),
+        "summary": {name: s.as_dict() for name, s in summary.items()},
+    }
+    return RunResult(rows=rows, summary=summary, usage=usage, info=info, specs=specs)
 
 
 def public_settings(settings: Settings) -> dict[str, Any]:

@@ -125,25 +125,29 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
-            where = f"line {lineno}"
-            try:
-                data = json.loads(raw)
-            except UnicodeDecodeError as exc:
-                yield Row(index, None, where, f"{where} of {path.name} is not UTF-8 text: {exc}")
-            except ValueError as exc:
-                yield Row(index, None, where, f"{where} of {path.name} is not valid JSON: {exc}")
-            else:
-                if isinstance(data, dict):
-                    yield Row(index, data, where)
-                else:
-                    yield Row(
-                        index,
-                        None,
-                        where,
-                        f"{where} of {path.name} holds a JSON {type(data).__name__}, "
-                        "expected an object",
-                    )
+            yield jsonl_row(index, raw, where=f"line {lineno}", name=path.name)
             index += 1
+
+
+def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
+    """One non-blank JSONL line as a Row; a bad line becomes a Row with its problem.
+
+    Shared by every engine so that a line gives the same row (and message) everywhere.
+    """
+    try:
+        data = json.loads(raw)
+    except UnicodeDecodeError as exc:
+        return Row(index, None, where, f"{where} of {name} is not UTF-8 text: {exc}")
+    except ValueError as exc:
+        return Row(index, None, where, f"{where} of {name} is not valid JSON: {exc}")
+    if isinstance(data, dict):
+        return Row(index, data, where)
+    return Row(
+        index,
+        None,
+        where,
+        f"{where} of {name} holds a JSON {type(data).__name__}, expected an object",
+    )
 
 
 def _json_rows(path: Path) -> RowSource:

@@ -22,6 +22,8 @@ FAMILY_MODULES: dict[str, str] = {
     "claims": "ragmeter.metrics.claims",
     "entity_recall": "ragmeter.metrics.entity_recall",
     "response_relevancy": "ragmeter.metrics.response_relevancy",
+    "context_relevance": "ragmeter.metrics.context_relevance",
+    "answer_reward": "ragmeter.metrics.answer_reward",
 }
 
 

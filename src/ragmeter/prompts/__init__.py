@@ -72,7 +72,9 @@ def parse_prompt(raw: bytes, *, source: str) -> Prompt:
     for line in match.group(1).splitlines():
         key, sep, value = line.partition(":")
         if not sep:
-            raise ValueError(f"Prompt file {source}: front matter line {line!r} is not 'key: value'.")
+            raise ValueError(
+                f"Prompt file {source}: front matter line {line!r} is not 'key: value'."
+            )
         meta[key.strip()] = value.strip()
     body = text[match.end() :]
     heads = list(_SECTION.finditer(body))
