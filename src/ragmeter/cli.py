@@ -272,20 +272,26 @@ def list_metrics() -> None:
     out_console.print(table)
 
 
-def _register_optional_commands() -> None:
+def _register_commands() -> None:
+    """Commands defined beside the code they drive (reports, meta-evaluation)."""
     import importlib.util
 
+    from ragmeter.metaeval.cli import register as register_metaeval
+
+    register_metaeval(app)
     if importlib.util.find_spec("ragmeter.report.cli") is not None:  # TODO(lead): unconditional
         from ragmeter.report.cli import register
 
         register(app)
 
 
+_register_commands()
+
+
 def main() -> None:
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )
-    _register_optional_commands()
     try:
         app()
     except RagmeterError as exc:  # raised from a command without its own handler

@@ -1,0 +1,247 @@
+"""Regenerate ``docs/validity.md``: every meta-evaluation suite on the offline default.
+
+Runs ragchecker, msmarco, wikieval, trec and unitxt (``ragmeter.metaeval``) and the lfqa
+script (``bench/meta/lfqa.py``, when present), then writes the page: a summary against the
+targets of the meta-evaluation issue, each suite's table, and how long each took::
+
+    PYTHONPATH=src python bench/meta/validity.py [--out docs/validity.md] [--json-dir DIR]
+        [--skip lfqa,msmarco]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import ROOT, SuiteOptions, SuiteResult, markdown_table, run_suite
+
+SUITES = ("lfqa", "ragchecker", "msmarco", "wikieval", "trec", "unitxt")
+COMMAND = "PYTHONPATH=src python bench/meta/validity.py"
+
+INTRO = """\
+# How far can each metric be trusted?
+
+ragmeter measures its metrics against human judgments and reference tools on public data
+(`ragmeter meta-eval SUITE`, or the scripts in `bench/meta/`). This page holds the latest
+numbers for the **offline default**: no API key, no model hub; claim metrics use the offline
+verifier (`judge="offline"`), embeddings MiniLM int8 ONNX. With an LLM judge the claim metrics
+are different metrics in practice: run `ragmeter meta-eval SUITE --judge openai:MODEL` to
+measure yours.
+
+The data is read by path from the team's shared folder (`../shared/data`, or
+`--data` / `RAGMETER_SHARED_DATA`); it is not shipped with ragmeter. What each number is:
+
+- **lfqa**: LFQA-Verification (Chen et al. 2023), 600 long-form answers of 6 systems with 3,993
+  sentences labelled supported / partially / not by 3 people. Spearman (ρ) and Kendall (τ) of a
+  faithfulness score with the human support score: per answer (averaged over the 6 systems, and
+  pooled) and per sentence. Targets: answer ρ ≥ 0.70 averaged, ≥ 0.90 pooled, sentence ρ ≥ 0.80.
+  The verifier's calibration was fitted on half of these questions (see `bench/meta/lfqa.py
+  --split heldout` for the other half only).
+- **ragchecker**: RAGChecker's meta-evaluation (Ru et al. 2024), 280 pairs of answers, 2
+  annotators. Pearson / Spearman × 100 of a metric's score difference with the preference label,
+  with RAGChecker's own procedure. Target: correctness Pearson ≥ 45 (RAGChecker with a 70B judge
+  49.66; the annotators agree with each other at 63.67).
+- **msmarco**: 200 MS MARCO queries, the selected passage vs a hard negative (TruLens' set).
+  Pairwise accuracy (tie = ½) and AUROC. Labels are noisy. Target: pairwise ≥ 0.75.
+- **wikieval**: the 10 WikiEval questions whose variants are labelled (of 50). Pairwise accuracy;
+  one question is 0.1. Targets 0.9 / 0.8 / 0.7 (Ragas with GPT-3.5 on all 50: 0.95 / 0.78 / 0.70).
+- **trec** and **unitxt**: exactness, not agreement: trec_eval's reference output for MAP, MRR,
+  P@k, recall@k, nDCG@k; Unitxt 1.26.10's own scores (within 1e-9). These two run in the tests.
+"""
+
+
+def _run_lfqa(out_dir: Path) -> dict[str, Any]:
+    script = ROOT / "bench" / "meta" / "lfqa.py"
+    if not script.is_file():
+        return {"error": f"{script.relative_to(ROOT)} not found"}
+    started = time.perf_counter()
+    target = out_dir / "lfqa.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    done = subprocess.run(
+        [sys.executable, str(script), "--json", str(target)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        cwd=ROOT,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1:] or ["failed"], "seconds": seconds}
+    return {
+        "markdown": done.stdout.strip(),
+        "report": json.loads(target.read_text(encoding="utf-8")),
+        "seconds": seconds,
+    }
+
+
+def _cell(value: float | None, digits: int = 3) -> str:
+    return "not measured" if value is None else f"{value:.{digits}f}"
+
+
+def _row_of(result: SuiteResult | None, metric: str) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return next((r for r in result.rows if r.get("metric") == metric), None)
+
+
+def summary(results: dict[str, Any]) -> str:
+    """One line per target of the issue: measured value, target, met or not."""
+    rows: list[dict[str, Any]] = []
+
+    def add(suite: str, what: str, value: float | None, target: float, digits: int = 3) -> None:
+        rows.append(
+            {
+                "suite": suite,
+                "what": what,
+                "measured": _cell(value, digits),
+                "target": f"≥ {target:g}",
+                "met": "—" if value is None else ("yes" if value >= target else "no"),
+            }
+        )
+
+    lfqa = results.get("lfqa") or {}
+    lfqa_results = (lfqa.get("report") or {}).get("results", {})
+    faith = lfqa_results.get("faithfulness", {})
+    add("lfqa", "faithfulness, answer ρ (mean of 6 systems)", _get(faith, "answer_average"), 0.70)
+    add("lfqa", "faithfulness, answer ρ (pooled 600)", _get(faith, "answer_pooled"), 0.90)
+    add("lfqa", "faithfulness, sentence ρ (3,993)", _get(faith, "sentence"), 0.80)
+
+    rc = _row_of(results.get("ragchecker"), "claim_precision")
+    add(
+        "ragchecker",
+        "claim_precision vs correctness, Pearson × 100",
+        _g(rc, "correctness r"),
+        45,
+        2,
+    )
+    rc_best = _best(results.get("ragchecker"), "correctness r")
+    if rc_best is not None:
+        add("ragchecker", f"best: {rc_best[0]} vs correctness, Pearson × 100", rc_best[1], 45, 2)
+
+    ms = _row_of(results.get("msmarco"), "context_relevance")
+    add("msmarco", "context_relevance, pairwise accuracy", _g(ms, "pairwise accuracy"), 0.75)
+    ms_best = _best(results.get("msmarco"), "pairwise accuracy")
+    if ms_best is not None:
+        add("msmarco", f"best: {ms_best[0]}, pairwise accuracy", ms_best[1], 0.75)
+
+    wiki = results.get("wikieval")
+    for metric, target in (
+        ("faithfulness", 0.9),
+        ("response_relevancy", 0.8),
+        ("context_relevance", 0.7),
+    ):
+        add(
+            "wikieval",
+            f"{metric}, pairwise accuracy (n=10)",
+            _g(_row_of(wiki, metric), "pairwise accuracy"),
+            target,
+        )
+
+    for name in ("trec", "unitxt"):
+        res = results.get(name)
+        passed = None if res is None else res.passed
+        rows.append(
+            {
+                "suite": name,
+                "what": "every check agrees with the reference",
+                "measured": "—"
+                if passed is None
+                else f"{sum(c['ok'] for c in res.checks)} / {len(res.checks)}",
+                "target": "all",
+                "met": "—" if passed is None else ("yes" if passed else "no"),
+            }
+        )
+    return markdown_table(["suite", "what", "measured", "target", "met"], rows)
+
+
+def _get(block: dict[str, Any], key: str) -> float | None:
+    return (block.get(key) or {}).get("spearman")
+
+
+def _g(row: dict[str, Any] | None, key: str) -> float | None:
+    return None if row is None else row.get(key)
+
+
+def _best(result: SuiteResult | None, key: str) -> tuple[str, float] | None:
+    if result is None:
+        return None
+    cands = [
+        (r["metric"], r[key])
+        for r in result.rows
+        if isinstance(r.get(key), float)
+        and "recomputed" not in r["metric"]
+        and "published" not in r["metric"]
+    ]
+    return max(cands, key=lambda c: c[1]) if cands else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "validity.md")
+    parser.add_argument("--json-dir", type=Path, default=None, help="also keep each suite's JSON")
+    parser.add_argument("--skip", default="", help="comma-separated suites to leave out")
+    parser.add_argument("--data", type=Path, default=None, help="shared data folder")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    json_dir = args.json_dir or Path(tempfile.mkdtemp(prefix="ragmeter-validity-"))
+    json_dir.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {}
+    seconds: dict[str, float] = {}
+    sections: list[str] = []
+    for suite in SUITES:
+        if suite in skip:
+            continue
+        print(f"running {suite} ...", file=sys.stderr)
+        started = time.perf_counter()
+        if suite == "lfqa":
+            out = _run_lfqa(json_dir)
+            results[suite] = out
+            if "markdown" in out:
+                sections.append(
+                    "### lfqa: faithfulness vs human sentence support\n\n" + out["markdown"]
+                )
+            else:
+                sections.append(f"### lfqa\n\nNot measured: {out['error']}")
+        else:
+            res = run_suite(suite, args.data, SuiteOptions())
+            res.write(json_dir)
+            results[suite] = res
+            sections.append(res.to_markdown().strip())
+        seconds[suite] = time.perf_counter() - started
+        print(f"  {suite}: {seconds[suite]:.0f} s", file=sys.stderr)
+    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+    timing = ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items())
+    page = [
+        INTRO,
+        f"_Generated {today} by `{COMMAND}` (Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs). Wall time per suite: {timing}._",
+        "",
+        "## Against the targets",
+        "",
+        summary(results),
+        "",
+        "## Suites",
+        "",
+        "\n\n".join(sections),
+        "",
+    ]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(page), encoding="utf-8")
+    print(f"Wrote {args.out} (JSON in {json_dir})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

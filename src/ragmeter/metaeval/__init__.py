@@ -1,0 +1,49 @@
+"""Meta-evaluation: how far each metric agrees with human judgments and reference tools.
+
+Each suite reads public data by path from the shared data folder (never shipped with the
+package) and returns a :class:`SuiteResult` with a Markdown table and JSON:
+
+- ``ragchecker``: claim and token metrics vs RAGChecker's pairwise human preferences;
+- ``msmarco``: context relevance, MS MARCO selected passage vs hard negative;
+- ``wikieval``: faithfulness, answer and context relevance on labelled WikiEval pairs;
+- ``trec``: ranking metrics vs trec_eval's reference output (exact);
+- ``unitxt``: lexical and id-based metrics vs Unitxt's own scores (exact).
+
+>>> from ragmeter.metaeval import SUITES
+>>> sorted(SUITES)
+['msmarco', 'ragchecker', 'trec', 'unitxt', 'wikieval']
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ragmeter.errors import ConfigError
+from ragmeter.metaeval.common import SuiteOptions, SuiteResult, shared_data_dir
+
+#: Suite name -> module with ``run(data_dir, options) -> SuiteResult``.
+SUITES: dict[str, str] = {
+    "ragchecker": "ragmeter.metaeval.ragchecker",
+    "msmarco": "ragmeter.metaeval.msmarco",
+    "wikieval": "ragmeter.metaeval.wikieval",
+    "trec": "ragmeter.metaeval.trec",
+    "unitxt": "ragmeter.metaeval.unitxt",
+}
+
+
+def run_suite(
+    name: str, data_dir: str | Path | None = None, options: SuiteOptions | None = None
+) -> SuiteResult:
+    """Run one suite on the shared data folder (see :func:`shared_data_dir`)."""
+    if name not in SUITES:
+        import difflib
+
+        close = difflib.get_close_matches(name, SUITES, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"Unknown suite {name!r}.{hint} Suites: {', '.join(SUITES)}.")
+    module = importlib.import_module(SUITES[name])
+    return module.run(shared_data_dir(data_dir), options or SuiteOptions())
+
+
+__all__ = ["SUITES", "SuiteOptions", "SuiteResult", "run_suite", "shared_data_dir"]

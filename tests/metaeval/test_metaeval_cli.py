@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ragmeter.metaeval.cli import register
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:  # a second command, so Typer keeps 'meta-eval' as a subcommand
+        pass
+
+    return app
+
+
+def test_meta_eval_trec_prints_the_table_and_writes_md_and_json(app, shared: Path, tmp_path):
+    res = CliRunner().invoke(
+        app, ["meta-eval", "trec", "--data", str(shared / "data"), "--out", str(tmp_path)]
+    )
+    assert res.exit_code == 0, res.output
+    assert "| map | map |" in res.output
+    assert "0.1785" in res.output
+    assert json.loads((tmp_path / "trec.json").read_text())["passed"] is True
+    assert (tmp_path / "trec.md").read_text().startswith("### trec")
+
+
+def test_meta_eval_reads_the_data_folder_from_the_environment(app, shared, monkeypatch):
+    monkeypatch.setenv("RAGMETER_SHARED_DATA", str(shared / "data"))
+    res = CliRunner().invoke(app, ["meta-eval", "unitxt", "--metrics", "mrr,map_retrieved"])
+    assert res.exit_code == 0, res.output
+    assert "| mrr | 14 | 14 |" in res.output
+
+
+def test_unknown_suite_is_a_usage_error_with_a_suggestion(app, shared):
+    res = CliRunner().invoke(app, ["meta-eval", "trek", "--data", str(shared / "data")])
+    assert res.exit_code == 2
+    assert "Did you mean 'trec'?" in res.output
+
+
+def test_missing_data_folder_is_a_usage_error(app, tmp_path):
+    res = CliRunner().invoke(app, ["meta-eval", "trec", "--data", str(tmp_path / "nope")])
+    assert res.exit_code == 2
+    assert "does not exist" in res.output
+
+
+def test_a_metric_the_suite_cannot_measure_is_named(app, shared):
+    res = CliRunner().invoke(
+        app, ["meta-eval", "trec", "--data", str(shared / "data"), "--metrics", "faithfulness"]
+    )
+    assert res.exit_code == 2
+    assert "cannot measure 'faithfulness'" in res.output
+
+
+def test_limit_must_be_positive(app, shared):
+    res = CliRunner().invoke(app, ["meta-eval", "trec", "--limit", "0"])
+    assert res.exit_code == 2
+
+
+def test_lfqa_rejects_another_judge(app):
+    res = CliRunner().invoke(app, ["meta-eval", "lfqa", "--judge", "openai:gpt-4o-mini"])
+    assert res.exit_code == 2
+    assert "offline verifier only" in res.output
