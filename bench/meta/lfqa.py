@@ -1,0 +1,322 @@
+"""Meta-evaluation suite ``lfqa``: faithfulness metrics against human sentence support.
+
+Data: LFQA-Verification (Chen et al. 2023), read by path from ``../shared/data`` (never copied).
+600 answers (6 systems × 100 ELI5 questions) with their retrieved documents, 3,993 answer
+sentences each labelled supported (1) / partially (0.5) / not_supported (0) by three people.
+``annotations-gpt3_whudoc.json`` goes with ``docs-human.json``, every other file with
+``docs-webgpt.json`` (the source repository's own mapping is wrong for whudoc).
+
+Metrics compared with the human score (answer: mean over its sentences):
+
+* ``k_precision`` — Unitxt's K-Precision, best single document (max over contexts);
+* ``k_precision_joined`` — the same with the documents joined into one text;
+* ``faithfulness`` — the offline verifier's claim faithfulness: share of the answer's claims
+  entailed by at least one document (verdicts as the claims family uses them);
+* ``faithfulness_soft`` — mean over claims of the verifier's best support probability;
+* ``hallucination`` — share of claims no document entails (LFQA has no reference answer, so
+  every claim counts as unverified: 1 − faithfulness; its correlation is expected negative).
+
+At answer level: Spearman and Kendall per system (averaged over the six) and pooled (600).
+At sentence level: Spearman and Kendall pooled over the 3,993 sentences (a sentence's score is
+the mean over its claims). Prints a Markdown table and writes JSON.
+
+Run::
+
+    PYTHONPATH=src python bench/meta/lfqa.py [--limit N] [--semantic] [--split heldout]
+        [--json out.json]
+
+``--limit N`` keeps the first N answers of each system (all six stay in the table);
+``--semantic`` adds the MiniLM verifier (its embeddings are cached on disk: the first run
+embeds ~10,700 texts, a few minutes on 2 idle cores).
+
+``--split heldout`` scores only the questions the calibration did not see (see
+``fit_verifier.py``); ``--split fit`` only those it saw; default all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data" / "lfqa_verification"
+SYSTEMS: tuple[str, ...] = ("alpaca", "alpaca_wdoc", "gpt3", "gpt3_wdoc", "gpt3_whudoc", "webgpt")
+LABEL_SCORE = {"supported": 1.0, "partially": 0.5, "not_supported": 0.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    system: str
+    question_id: int
+    question: str
+    sentences: tuple[str, ...]
+    #: Mean human label of each sentence.
+    human: tuple[float, ...]
+    documents: tuple[str, ...]
+
+
+def load_lfqa(data: Path = DATA) -> list[Answer]:
+    """The 600 annotated answers, each with the documents its annotators saw."""
+    if not data.is_dir():
+        raise SystemExit(f"LFQA data not found at {data}; expected ../shared/data beside the repo.")
+    docs = {}
+    for name in ("human", "webgpt"):
+        with open(data / "docs" / f"docs-{name}.json", encoding="utf-8") as f:
+            docs[name] = {row["question_id"]: row for row in json.load(f)}
+    out: list[Answer] = []
+    for system in SYSTEMS:
+        table = docs["human"] if system == "gpt3_whudoc" else docs["webgpt"]
+        with open(data / "annotations" / f"annotations-{system}.json", encoding="utf-8") as f:
+            rows = json.load(f)
+        for row in rows:
+            notes = row["annotations"]
+            out.append(
+                Answer(
+                    system=system,
+                    question_id=row["question_id"],
+                    question=row["question"],
+                    sentences=tuple(n["answer"].strip() for n in notes),
+                    human=tuple(
+                        float(np.mean([LABEL_SCORE[label] for label in n["labels"]])) for n in notes
+                    ),
+                    documents=tuple(d["text"] for d in table[row["question_id"]]["docs"]),
+                )
+            )
+    return out
+
+
+def question_split(answers: Sequence[Answer], *, seed: int = 0) -> tuple[set[int], set[int]]:
+    """Question ids split in two halves (fit, held out), the same for every system."""
+    ids = sorted({a.question_id for a in answers})
+    random.Random(seed).shuffle(ids)
+    half = len(ids) // 2
+    return set(ids[:half]), set(ids[half:])
+
+
+# ----------------------------------------------------------------------------- correlation
+
+
+def _corr(x: Sequence[float], y: Sequence[float]) -> dict[str, float | None]:
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
+        return {"spearman": None, "kendall": None}
+    return {
+        "spearman": float(spearmanr(x, y).statistic),
+        "kendall": float(kendalltau(x, y).statistic),
+    }
+
+
+def correlations(
+    answers: Sequence[Answer],
+    answer_scores: Sequence[float],
+    sentence_scores: Sequence[Sequence[float]],
+) -> dict[str, Any]:
+    """Answer level per system, averaged and pooled; sentence level pooled."""
+    human = [float(np.mean(a.human)) for a in answers]
+    per_system = {}
+    for system in SYSTEMS:
+        idx = [i for i, a in enumerate(answers) if a.system == system]
+        if idx:
+            per_system[system] = _corr([answer_scores[i] for i in idx], [human[i] for i in idx])
+    defined = [v for v in per_system.values() if v["spearman"] is not None]
+    average = {
+        key: float(np.mean([v[key] for v in defined])) if defined else None
+        for key in ("spearman", "kendall")
+    }
+    flat_scores = [s for scores in sentence_scores for s in scores]
+    flat_human = [h for a in answers for h in a.human]
+    return {
+        "answer_average": average,
+        "answer_pooled": _corr(answer_scores, human),
+        "answer_per_system": per_system,
+        "sentence": _corr(flat_scores, flat_human),
+        "n_answers": len(answers),
+        "n_sentences": len(flat_human),
+    }
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+
+class CachedEmbedder:
+    """The offline embedder with an on-disk cache, so reruns skip the slow MiniLM pass.
+
+    The cache is a ``.npz`` of texts and rows in ``$RAGMETER_CACHE_DIR`` (else
+    ``~/.cache/ragmeter``)/bench; it belongs to one embedder (the file name says which).
+    """
+
+    def __init__(self, name: str = "offline") -> None:
+        from ragmeter.models.embeddings import make_embedder
+
+        root = Path(os.environ.get("RAGMETER_CACHE_DIR", Path.home() / ".cache" / "ragmeter"))
+        self.path = root / "bench" / f"lfqa-embeddings-{name}.npz"
+        self.inner = make_embedder(name)
+        self.rows: dict[str, np.ndarray] = {}
+        if self.path.is_file():
+            with np.load(self.path, allow_pickle=False) as saved:
+                self.rows = dict(zip(saved["texts"].tolist(), saved["vectors"], strict=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.rows))
+        if missing:
+            for text, row in zip(missing, self.inner.embed(missing), strict=True):
+                self.rows[text] = np.asarray(row, dtype=np.float32)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(
+                self.path,
+                texts=np.array(list(self.rows), dtype=str),
+                vectors=np.stack(list(self.rows.values())),
+            )
+        return np.stack([self.rows[t] for t in texts]) if texts else np.zeros((0, 384))
+
+
+# ----------------------------------------------------------------------------- metrics
+
+
+def _k_precision_scores(answers: Sequence[Answer], *, joined: bool) -> tuple[list, list]:
+    from ragmeter.scoring.lexical import k_precision
+
+    def score(text: str, docs: Sequence[str]) -> float:
+        value = k_precision(text, [" ".join(docs)] if joined else list(docs)).value
+        return 0.0 if value is None else value
+
+    answer_scores = [score(" ".join(a.sentences), a.documents) for a in answers]
+    sentence_scores = [[score(s, a.documents) for s in a.sentences] for a in answers]
+    return answer_scores, sentence_scores
+
+
+def verifier_scores(
+    answers: Sequence[Answer], judge: Any, *, batch: int = 64
+) -> dict[str, tuple[list, list]]:
+    """Claim faithfulness (verdicts and soft) and hallucination of ``judge`` per answer."""
+    from ragmeter.judges.base import ClaimBlock
+    from ragmeter.judges.offline_features import claims_by_sentence
+
+    out: dict[str, tuple[list, list]] = {
+        "faithfulness": ([], []),
+        "faithfulness_soft": ([], []),
+        "hallucination": ([], []),
+    }
+    for start in range(0, len(answers), batch):
+        chunk = answers[start : start + batch]
+        per_sentence = [claims_by_sentence(a.sentences) for a in chunk]
+        blocks = [
+            ClaimBlock([c for cs in claims for c in cs], a.documents)
+            for a, claims in zip(chunk, per_sentence, strict=True)
+        ]
+        supports, conflicts = judge.support(blocks)
+        threshold = judge.calibration.threshold
+        for claims, s, c in zip(per_sentence, supports, conflicts, strict=True):
+            verdict = ((s >= threshold) & ~c).any(axis=1) if s.size else np.zeros(len(s), bool)
+            soft = s.max(axis=1) if s.size else np.zeros(len(s))
+            sizes = [len(cs) for cs in claims]
+            bounds = np.cumsum([0, *sizes])
+            for name, values in (
+                ("faithfulness", verdict.astype(float)),
+                ("faithfulness_soft", soft),
+                ("hallucination", 1.0 - verdict.astype(float)),
+            ):
+                # A sentence without claims (no tokens) scores as unsupported.
+                sent = [
+                    float(values[b:e].mean()) if e > b else (1.0 if name == "hallucination" else 0)
+                    for b, e in itertools.pairwise(bounds)
+                ]
+                whole = float(values.mean()) if len(values) else float(np.mean(sent))
+                out[name][0].append(whole)
+                out[name][1].append(sent)
+    return out
+
+
+def run(
+    answers: Sequence[Answer], *, semantic: bool, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    from ragmeter.judges.offline import OfflineJudge
+
+    results: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    for name, joined in (("k_precision", False), ("k_precision_joined", True)):
+        t0 = time.perf_counter()
+        results[name] = correlations(answers, *_k_precision_scores(answers, joined=joined))
+        timings[name] = time.perf_counter() - t0
+    variants = [("", OfflineJudge())]
+    if semantic:
+        variants.append(("+minilm", OfflineJudge(embedder=CachedEmbedder())))
+    for suffix, judge in variants:
+        t0 = time.perf_counter()
+        scores = verifier_scores(answers, judge)
+        elapsed = time.perf_counter() - t0
+        for name, (answer_scores, sentence_scores) in scores.items():
+            results[f"{name}{suffix}"] = correlations(answers, answer_scores, sentence_scores)
+            timings[f"{name}{suffix}"] = elapsed
+        log(f"{judge.name}: {len(answers)} answers in {elapsed:.1f} s")
+    return {"results": results, "seconds": timings}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    def f(v: float | None) -> str:
+        return "—" if v is None else f"{v:.3f}"
+
+    lines = [
+        "| metric | answer ρ avg (6 systems) | answer τ avg | answer ρ pooled | answer τ pooled "
+        "| sentence ρ | sentence τ |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, r in report["results"].items():
+        lines.append(
+            f"| {name} | {f(r['answer_average']['spearman'])} | {f(r['answer_average']['kendall'])}"
+            f" | {f(r['answer_pooled']['spearman'])} | {f(r['answer_pooled']['kendall'])}"
+            f" | {f(r['sentence']['spearman'])} | {f(r['sentence']['kendall'])} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=None, help="answers per system")
+    parser.add_argument("--semantic", action="store_true", help="also the MiniLM verifier")
+    parser.add_argument("--split", choices=("all", "fit", "heldout"), default="all")
+    parser.add_argument("--json", type=Path, default=Path("lfqa_meta_eval.json"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    answers = load_lfqa()
+    if args.split != "all":
+        fit, held = question_split(answers)
+        keep = fit if args.split == "fit" else held
+        answers = [a for a in answers if a.question_id in keep]
+    if args.limit is not None:
+        seen: dict[str, int] = {}
+        limited = []
+        for a in answers:
+            seen[a.system] = seen.get(a.system, 0) + 1
+            if seen[a.system] <= args.limit:
+                limited.append(a)
+        answers = limited
+    t0 = time.perf_counter()
+    report = run(answers, semantic=args.semantic, log=lambda m: print(m, file=sys.stderr))
+    report["split"] = args.split
+    report["limit"] = args.limit
+    report["total_seconds"] = time.perf_counter() - t0
+    table = markdown(report)
+    print(f"LFQA meta-evaluation ({args.split} questions, {len(answers)} answers)\n")
+    print(table)
+    args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"\nJSON written to {args.json}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

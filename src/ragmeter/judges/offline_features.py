@@ -1,0 +1,382 @@
+"""Text features of the offline claim verifier: claims, tokens, and claim-vs-premise evidence.
+
+Pure functions and small frozen values, no model and no I/O. :mod:`ragmeter.judges.offline`
+turns the features into entailment verdicts with calibrated coefficients.
+
+Claims
+    :func:`split_claims` cuts an answer into sentences (``ragmeter.text.split_sentences``),
+    then cuts long sentences into clauses at semicolons and at a comma before a coordinating
+    conjunction, and replaces a leading subject pronoun ("It", "They", "He", "She") with the
+    subject of the previous claim when that subject is a short noun phrase.
+
+Evidence of one claim against one premise (:func:`claim_features`)
+    ``token_precision``
+        K-Precision: the share of the claim's SQuAD tokens found in the premise (counts clipped).
+    ``content_precision``
+        The share of the claim's content words (stop words dropped, light suffix stemming) that
+        occur anywhere in the premise.
+    ``window_precision``
+        The same share within the best window of two consecutive premise sentences.
+    ``bigram_precision``
+        The share of the claim's token bigrams that occur in the premise.
+    ``trigram_cover``
+        The share of the claim's tokens covered by a token trigram that occurs in the premise.
+    ``missing_numbers`` / ``missing_names``
+        How many numbers / capitalised words of the claim the premise lacks (hard conflicts).
+    ``missing_content``
+        ``log(1 + number of the claim's content words missing from the premise)``.
+    ``log_length``
+        ``log(1 + number of content words)`` of the claim.
+    ``semantic``
+        Highest cosine between the claim's embedding and a premise sentence's (optional).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+try:  # the project's shared SQuAD normalisation and sentence splitter
+    from ragmeter.text import split_sentences, tokens
+except ImportError:  # pragma: no cover - only while ragmeter.text is being written
+    import string
+
+    _TABLE = str.maketrans("", "", string.punctuation)
+    _ARTICLES = frozenset({"a", "an", "the"})
+    _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n\s*\n")
+
+    def tokens(text: str) -> list[str]:
+        return [t for t in text.lower().translate(_TABLE).split() if t not in _ARTICLES]
+
+    def split_sentences(text: str) -> list[str]:
+        return [s.strip() for s in _SPLIT.split(text) if s.strip()]
+
+
+__all__ = [
+    "FEATURES",
+    "LEXICAL_FEATURES",
+    "PremiseText",
+    "claim_features",
+    "claims_by_sentence",
+    "content_words",
+    "prepare_claim",
+    "prepare_premise",
+    "split_claims",
+]
+
+#: Lexical features, in the order of the calibrated coefficients.
+LEXICAL_FEATURES: tuple[str, ...] = (
+    "token_precision",
+    "content_precision",
+    "window_precision",
+    "bigram_precision",
+    "trigram_cover",
+    "missing_numbers",
+    "missing_names",
+    "missing_content",
+    "log_length",
+)
+#: All features; ``semantic`` is used only when an embedder is configured.
+FEATURES: tuple[str, ...] = (*LEXICAL_FEATURES, "semantic")
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Function words and discourse markers that carry no checkable content.
+STOP_WORDS: frozenset[str] = frozenset(
+    _words(
+        """
+    a an the and or but if then so of to in on at by for with from as is are was were be been
+    being it its this that these those there here which who whom whose what when where why how
+    i you he she they we me him her them us my your his their our not no do does did doing have
+    has had having can could would should will shall may might must also than too very just
+    more most such into about over under up down out off all any both each few other some only
+    own same s t dont now one ones thing things way ways however therefore thus additionally
+    furthermore moreover overall finally first second because while although though since until
+    through during before after above below between again further once generally often usually
+    many much lot lots well even still yet
+    """
+    )
+)
+
+_SUFFIXES: tuple[str, ...] = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """A light suffix stripper: ``running`` and ``runs`` → ``run``; ``studies`` → ``stud``."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def content_words(toks: Sequence[str]) -> list[str]:
+    """Stems of the tokens that are not stop words."""
+    return [stem(t) for t in toks if t not in STOP_WORDS]
+
+
+_NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
+_WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers written with digits, without thousands separators: "1,000" → "1000"."""
+    return {m.replace(",", "").rstrip(".") for m in _NUMBER_RE.findall(text)}
+
+
+_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK"})
+
+
+def capitalised_words(sentence: str) -> list[str]:
+    """Normalised capitalised words that do not start the sentence (likely names)."""
+    words = _WORD_RE.findall(sentence)
+    out: list[str] = []
+    for word in words[1:]:
+        if word[0].isupper() and word not in _NOT_NAMES:
+            out.extend(tokens(word)[:1])
+    return out
+
+
+# ----------------------------------------------------------------------------- claims
+
+# A clause boundary: a semicolon, or a comma before a coordinating conjunction.
+_CLAUSE_RE = re.compile(r";\s+|,\s+(?=(?:and|but|while|whereas|yet|so)\s)", re.IGNORECASE)
+_MIN_CLAUSE_WORDS = 3
+_PRONOUNS = frozenset({"it", "they", "he", "she"})
+# Verbs and auxiliaries that end a simple subject noun phrase.
+_SUBJECT_END = frozenset(
+    _words(
+        """
+    is are was were be been has have had do does did can could will would should may might must
+    shall helps help makes make causes cause allows allow means mean uses use becomes become
+    gets get takes take gives give needs need tends tend contains contain includes include
+    refers refer occurs occur happens happen"""
+    )
+)
+_LEAD_RE = re.compile(
+    r"^(?:(?:and|but|so|also|additionally|furthermore|moreover|however|finally|overall|"
+    r"first|second|third|then|thus|therefore|in addition|in short|in summary)\b,?\s*)+",
+    re.IGNORECASE,
+)
+
+
+def _subject(claim: str) -> str | None:
+    """The subject noun phrase of a simple claim: the words before its first verb."""
+    words = _LEAD_RE.sub("", claim).split()
+    for i, word in enumerate(words[:7]):
+        w = word.lower().strip(",")
+        # A listed verb, or a singular noun followed by a verb in -s / -ed ("water boils").
+        verb_like = 0 < i < 5 and w.endswith(("s", "ed")) and not words[i - 1].endswith("s")
+        if w in _SUBJECT_END or verb_like:
+            if i == 0 or words[0].lower() in _PRONOUNS:
+                return None
+            phrase = words[:i]
+            if any(w.endswith(",") for w in phrase):
+                return None
+            return " ".join(phrase)
+    return None
+
+
+def _resolve_pronoun(claim: str, subject: str | None) -> str:
+    if subject is None:
+        return claim
+    first, _, rest = claim.partition(" ")
+    if first.lower() not in _PRONOUNS or not rest:
+        return claim
+    head = subject[0].upper() + subject[1:] if subject[0].islower() else subject
+    return f"{head} {rest}"
+
+
+def _clauses(sentence: str) -> list[str]:
+    parts = [p.strip() for p in _CLAUSE_RE.split(sentence) if p.strip()]
+    if len(parts) < 2:
+        return [sentence]
+    merged: list[str] = []
+    for part in parts:
+        if merged and (
+            len(part.split()) < _MIN_CLAUSE_WORDS or len(merged[-1].split()) < _MIN_CLAUSE_WORDS
+        ):
+            merged[-1] = f"{merged[-1]}, {part}"
+        else:
+            merged.append(part)
+    out = []
+    for part in merged:
+        part = re.sub(r"^(?:and|but|while|whereas|yet|so)\s+", "", part, flags=re.IGNORECASE)
+        part = part[0].upper() + part[1:] if part else part
+        out.append(part if part.endswith((".", "!", "?")) else part.rstrip(",;") + ".")
+    return out
+
+
+def split_claims(text: str, *, clauses: bool = True, resolve_pronouns: bool = True) -> list[str]:
+    """Claims of ``text``: sentences, cut into clauses, leading pronouns resolved.
+
+    Examples
+    --------
+    >>> split_claims("The Eiffel Tower is in Paris. It was built in 1889.")
+    ['The Eiffel Tower is in Paris.', 'The Eiffel Tower was built in 1889.']
+    >>> split_claims("")
+    []
+    """
+    per_sentence = claims_by_sentence(
+        split_sentences(text), clauses=clauses, resolve_pronouns=resolve_pronouns
+    )
+    return [claim for claims in per_sentence for claim in claims]
+
+
+def claims_by_sentence(
+    sentences: Sequence[str], *, clauses: bool = True, resolve_pronouns: bool = True
+) -> list[list[str]]:
+    """The claims of each of ``sentences`` (already split), pronouns resolved across them."""
+    out: list[list[str]] = []
+    subject: str | None = None
+    for sentence in sentences:
+        claims: list[str] = []
+        if tokens(sentence):
+            for clause in _clauses(sentence.strip()) if clauses else [sentence.strip()]:
+                if not tokens(clause):
+                    continue
+                if resolve_pronouns:
+                    clause = _resolve_pronoun(clause, subject)
+                    subject = _subject(clause) or subject
+                claims.append(clause)
+        out.append(claims)
+    return out
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimText:
+    """A claim tokenised once."""
+
+    text: str
+    tokens: tuple[str, ...]
+    #: Tokens that occur once, and (token, count) of those that occur more often.
+    singles: tuple[str, ...]
+    repeats: tuple[tuple[str, int], ...]
+    content: tuple[str, ...]
+    #: Token bigrams and trigrams as " a b " / " a b c " strings, for substring search.
+    bigrams: tuple[str, ...]
+    trigrams: tuple[str, ...]
+    numbers: frozenset[str]
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PremiseText:
+    """A premise tokenised once: token counts, stem sets, windows, n-grams, sentences."""
+
+    text: str
+    counts: Counter[str]
+    stems: frozenset[str]
+    words: frozenset[str]
+    windows: tuple[frozenset[str], ...]
+    #: The tokens joined by single spaces, with a space at each end.
+    joined: str
+    sentences: tuple[str, ...]
+
+    @property
+    def numbers(self) -> frozenset[str]:
+        return _numbers_of(self.text)
+
+
+def prepare_claim(text: str) -> ClaimText:
+    toks = tuple(tokens(text))
+    return ClaimText(
+        text=text,
+        tokens=toks,
+        singles=tuple(t for t, c in Counter(toks).items() if c == 1),
+        repeats=tuple((t, c) for t, c in Counter(toks).items() if c > 1),
+        content=tuple(content_words(toks)),
+        bigrams=tuple(f" {a} {b} " for a, b in itertools.pairwise(toks)),
+        trigrams=tuple(f" {a} {b} {c} " for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)),
+        numbers=frozenset(numbers(text)),
+        names=tuple(capitalised_words(text)),
+    )
+
+
+def prepare_premise(text: str) -> PremiseText:
+    sentences = tuple(split_sentences(text)) or ((text,) if text.strip() else ())
+    # Sentences split at whitespace, so their tokens concatenated are the text's tokens.
+    sentence_tokens = [tokens(s) for s in sentences]
+    sentence_stems = [frozenset(map(stem, set(t))) for t in sentence_tokens]
+    if len(sentence_stems) > 1:
+        windows = tuple(a | b for a, b in itertools.pairwise(sentence_stems))
+    else:
+        windows = tuple(sentence_stems)
+    toks = [t for ts in sentence_tokens for t in ts]
+    return PremiseText(
+        text=text,
+        counts=Counter(toks),
+        stems=frozenset().union(*sentence_stems),
+        words=frozenset(toks),
+        windows=windows,
+        joined=f" {' '.join(toks)} ",
+        sentences=sentences,
+    )
+
+
+@lru_cache(maxsize=4096)
+def _numbers_of(text: str) -> frozenset[str]:
+    return frozenset(numbers(text))
+
+
+def _share(items: Sequence, present: frozenset | str) -> float:
+    if not items:
+        return 0.0
+    return sum(map(present.__contains__, items)) / len(items)
+
+
+def claim_features(claim: ClaimText, premise: PremiseText) -> list[float]:
+    """The lexical features of ``claim`` against ``premise``, in ``LEXICAL_FEATURES`` order."""
+    n = len(claim.tokens)
+    counts = premise.counts
+    hits = sum(map(premise.words.__contains__, claim.singles))
+    if claim.repeats:
+        hits += sum(min(c, counts.get(t, 0)) for t, c in claim.repeats)
+    token_precision = hits / n if n else 0.0
+    content = claim.content
+    content_precision = _share(content, premise.stems)
+    window = 0.0
+    if content and content_precision > 0.0:
+        window = max(sum(map(w.__contains__, content)) for w in premise.windows) / len(content)
+    joined = premise.joined
+    bigram = _share(claim.bigrams, joined)
+    trigram_cover = 0.0
+    if bigram > 0.0:
+        covered = [False] * n
+        for i, trigram in enumerate(claim.trigrams):
+            if trigram in joined:
+                covered[i] = covered[i + 1] = covered[i + 2] = True
+        trigram_cover = sum(covered) / n
+    missing_numbers = (
+        sum(1 for x in claim.numbers if x not in premise.numbers) if claim.numbers else 0
+    )
+    missing_names = sum(
+        1 for w in claim.names if w not in premise.words and stem(w) not in premise.stems
+    )
+    return [
+        token_precision,
+        content_precision,
+        window,
+        bigram,
+        trigram_cover,
+        float(missing_numbers),
+        float(missing_names),
+        math.log1p(len(content) - sum(map(premise.stems.__contains__, content))),
+        math.log1p(len(content)),
+    ]
