@@ -274,15 +274,11 @@ def list_metrics() -> None:
 
 def _register_commands() -> None:
     """Commands defined beside the code they drive (reports, meta-evaluation)."""
-    import importlib.util
-
     from ragmeter.metaeval.cli import register as register_metaeval
+    from ragmeter.report.cli import register as register_report
 
+    register_report(app)
     register_metaeval(app)
-    if importlib.util.find_spec("ragmeter.report.cli") is not None:  # TODO(lead): unconditional
-        from ragmeter.report.cli import register
-
-        register(app)
 
 
 _register_commands()

@@ -1,0 +1,28 @@
+"""Reports of a run: statistics, risk signs, plots, HTML, comparison of two runs.
+
+Reads a run's results (a RunResult or a results ``.jsonl`` with its ``.run.json``
+sidecar); never sees a judge. Plots need the ``report`` extra (matplotlib).
+"""
+
+from ragmeter.report.compare import Comparison, MetricComparison, compare_runs
+from ragmeter.report.html import render_report, write_report
+from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run
+from ragmeter.report.plots import figure_for
+from ragmeter.report.risk import RiskSign, RiskThresholds, risk_signs
+
+__all__ = [
+    "Comparison",
+    "MetricComparison",
+    "MetricInfo",
+    "RiskSign",
+    "RiskThresholds",
+    "Row",
+    "Run",
+    "as_run",
+    "compare_runs",
+    "figure_for",
+    "load_run",
+    "render_report",
+    "risk_signs",
+    "write_report",
+]

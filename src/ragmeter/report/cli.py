@@ -1,0 +1,164 @@
+"""``ragmeter report`` and ``ragmeter compare``: added to the main app by ``register(app)``.
+
+Errors are worded for humans and end the command with exit code 2; a failed
+``--fail-if-worse`` gate ends ``compare`` with exit code 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.errors import ConfigError, RagmeterError
+
+__all__ = ["parse_assignments", "register"]
+
+EXIT_GATE_FAILED = 1
+EXIT_ERROR = 2
+
+
+def parse_assignments(items: list[str], *, option: str) -> dict[str, str]:
+    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}``; errors name the option and the item."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise ConfigError(
+                f"{option} expects name=value (e.g. {option} faithfulness=0.05). Got {item!r}."
+            )
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def report_command(
+    results: Annotated[Path, typer.Argument(help="Results .jsonl written by a run.")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="HTML file to write [default: RESULTS.html]."),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="Results .jsonl of a baseline run to compare with."),
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option("--group-by", help="Row field to group by, e.g. metadata.category."),
+    ] = None,
+    risk_threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--risk-threshold",
+            help="Change a risk threshold: poor_score, poor_share, skew, spread, "
+            "missing_share, min_samples (e.g. --risk-threshold poor_share=0.1). Repeatable.",
+        ),
+    ] = None,
+    worst_n: Annotated[
+        int, typer.Option("--worst", min=0, help="Worst samples shown per metric.")
+    ] = 5,
+) -> None:
+    """Write one self-contained HTML report (statistics, plots, risk signs, worst samples)."""
+    from ragmeter.report.html import write_report
+    from ragmeter.report.risk import RiskThresholds
+
+    out = output or results.with_suffix(".html")
+    try:
+        thresholds = RiskThresholds().with_overrides(
+            parse_assignments(risk_threshold or [], option="--risk-threshold")
+        )
+        written = write_report(
+            results,
+            out,
+            baseline=baseline,
+            group_by=group_by,
+            thresholds=thresholds,
+            worst_n=worst_n,
+        )
+    except (RagmeterError, ImportError) as exc:
+        raise _fail(str(exc)) from None
+    except OSError as exc:
+        raise _fail(f"Cannot write {out}: {exc.strerror or exc}.") from None
+    typer.echo(f"Report written to {written}")
+
+
+def compare_command(
+    a: Annotated[Path, typer.Argument(help="Baseline results .jsonl (A).")],
+    b: Annotated[Path, typer.Argument(help="New results .jsonl (B).")],
+    fail_if_worse: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-if-worse",
+            help="metric=delta: exit 1 when B's mean is worse than A's by more than delta "
+            "(direction-aware). Repeatable.",
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=0, help="Changed samples listed.")] = 3,
+) -> None:
+    """Paired comparison of two runs over the same inputs (B - A), with optional CI gates."""
+    from ragmeter.report.compare import compare_runs
+
+    try:
+        gates = {
+            metric: _delta(metric, raw)
+            for metric, raw in parse_assignments(
+                fail_if_worse or [], option="--fail-if-worse"
+            ).items()
+        }
+        comparison = compare_runs(a, b, top=top)
+        results = [comparison.worse_than(metric, delta) for metric, delta in gates.items()]
+    except RagmeterError as exc:
+        raise _fail(str(exc)) from None
+
+    typer.echo(
+        f"A = {a}\nB = {b}\n{comparison.paired} rows paired by {comparison.match_by}"
+        f" ({comparison.unmatched_a} only in A, {comparison.unmatched_b} only in B)\n"
+    )
+    if not comparison.metrics:
+        typer.echo("No metric is present in both runs.")
+    for mc in comparison.metrics.values():
+        arrow = "higher" if mc.higher_is_better else "lower"
+        typer.echo(
+            f"{mc.metric} ({arrow} is better): mean A {_n(mc.mean_a)}, mean B {_n(mc.mean_b)}"
+        )
+        typer.echo(f"  {mc.verdict()}")
+        for c in mc.top_changes:
+            who = f"row {c.index}" + (f" (id {c.id})" if c.id is not None else "")
+            typer.echo(f"    {who}: {c.a:.3f} -> {c.b:.3f} ({c.delta:+.3f})")
+    if results:
+        typer.echo("")
+    for gate in results:
+        typer.echo(gate.message)
+    failed = [g for g in results if g.failed]
+    if failed:
+        typer.echo(f"{len(failed)} of {len(results)} gates failed.", err=True)
+        raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _delta(metric: str, raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(
+            f"--fail-if-worse {metric}=... needs a number (the allowed worsening). Got {raw!r}."
+        ) from None
+    if value < 0:
+        raise ConfigError(
+            f"--fail-if-worse {metric}: the allowed worsening must be >= 0. Got {raw}."
+        )
+    return value
+
+
+def _n(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` and ``compare`` to ``app``."""
+    app.command("report")(report_command)
+    app.command("compare")(compare_command)

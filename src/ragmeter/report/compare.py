@@ -1,0 +1,288 @@
+"""Compare two runs over the same inputs: paired differences, intervals, a sign test, gates.
+
+``compare_runs(a, b)`` treats ``a`` as the baseline and ``b`` as the candidate; every
+difference is ``b - a``. Rows are paired by ``id`` when every row of both runs has a unique
+id, otherwise by ``index`` (and then ids, where both rows have one, must agree).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ragmeter.errors import ConfigError, DataError
+from ragmeter.report.load import MetricInfo, Row, Run, as_run
+from ragmeter.scoring.statistics import bootstrap_interval
+
+__all__ = ["Comparison", "GateResult", "MetricComparison", "SampleChange", "compare_runs"]
+
+
+@dataclass(frozen=True, slots=True)
+class SampleChange:
+    """One paired sample whose score moved."""
+
+    index: int
+    id: str | None
+    a: float
+    b: float
+    delta: float
+    reason_a: str | None = None
+    reason_b: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricComparison:
+    """Paired comparison of one metric between baseline ``a`` and candidate ``b``."""
+
+    metric: str
+    higher_is_better: bool
+    n_pairs: int
+    #: Pairs where only one side has a defined score (not in the statistics).
+    only_a: int
+    only_b: int
+    mean_a: float | None
+    mean_b: float | None
+    #: Mean of ``b - a`` over pairs with both scores defined.
+    mean_diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    improved: int
+    worsened: int
+    unchanged: int
+    #: Two-sided sign test p-value over the pairs that changed (``None`` when none did).
+    p_value: float | None
+    #: The pairs that changed most, largest ``|delta|`` first.
+    top_changes: tuple[SampleChange, ...]
+
+    @property
+    def worsening(self) -> float | None:
+        """How much worse ``b`` is on average (negative: it is better), direction-aware."""
+        if self.mean_diff is None:
+            return None
+        return -self.mean_diff if self.higher_is_better else self.mean_diff
+
+    def verdict(self) -> str:
+        """One sentence about the change, in words."""
+        if self.mean_diff is None:
+            return "No sample has a defined score in both runs."
+        if self.improved + self.worsened == 0:
+            return f"No sample changed ({self.n_pairs} pairs)."
+        worse = self.worsening or 0.0
+        word = "better" if worse < 0 else "worse" if worse > 0 else "unchanged on average"
+        ci = ""
+        if self.ci_low is not None and self.ci_high is not None:
+            clear = self.ci_low > 0 or self.ci_high < 0
+            ci = (
+                f"; the 95% interval of the difference [{self.ci_low:+.3f}, {self.ci_high:+.3f}] "
+                f"{'excludes' if clear else 'includes'} 0"
+            )
+        p = "" if self.p_value is None else f"; sign test p = {self.p_value:.3g}"
+        return (
+            f"B is {word} by {abs(worse):.3f} on average ({self.improved} improved, "
+            f"{self.worsened} worsened, {self.unchanged} unchanged){ci}{p}."
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """Outcome of one ``--fail-if-worse metric=delta`` check."""
+
+    metric: str
+    allowed: float
+    worsening: float | None
+    failed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare_runs`."""
+
+    metrics: dict[str, MetricComparison]
+    paired: int
+    match_by: Literal["id", "index"]
+    #: Rows of one run with no partner in the other.
+    unmatched_a: int
+    unmatched_b: int
+
+    def get(self, metric: str) -> MetricComparison:
+        try:
+            return self.metrics[metric]
+        except KeyError:
+            close = difflib.get_close_matches(metric, self.metrics, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            known = ", ".join(self.metrics) or "none"
+            raise ConfigError(
+                f"Metric {metric!r} is not in both runs.{hint} Compared metrics: {known}."
+            ) from None
+
+    def worse_than(self, metric: str, delta: float) -> GateResult:
+        """Check ``b`` is not worse than ``a`` on ``metric`` by more than ``delta``.
+
+        Worse is direction-aware: a drop for higher-is-better metrics, a rise otherwise.
+        The gate fails when the mean paired worsening exceeds ``delta``, or when no pair has
+        both scores defined (nothing to compare is not a pass).
+        """
+        if delta < 0:
+            raise ConfigError(f"The allowed worsening for {metric!r} must be >= 0. Got {delta!r}.")
+        mc = self.get(metric)
+        worse = mc.worsening
+        if worse is None:
+            return GateResult(
+                metric,
+                delta,
+                None,
+                True,
+                f"{metric}: FAIL, no sample has a defined score in both runs.",
+            )
+        failed = worse > delta + 1e-12
+        direction = "higher" if mc.higher_is_better else "lower"
+        if worse > 0:
+            how = f"worse by {worse:.3f}"
+        elif worse < 0:
+            how = f"better by {-worse:.3f}"
+        else:
+            how = "unchanged"
+        return GateResult(
+            metric,
+            delta,
+            worse,
+            failed,
+            f"{metric}: {'FAIL' if failed else 'ok'}, B is {how} on average over "
+            f"{mc.n_pairs} pairs ({direction} is better; allowed worsening {delta:g}).",
+        )
+
+
+def _pair(a: Run, b: Run) -> tuple[list[tuple[Row, Row]], Literal["id", "index"], int, int]:
+    def unique_ids(run: Run) -> bool:
+        ids = [r.id for r in run.rows]
+        return all(i is not None for i in ids) and len(set(ids)) == len(ids)
+
+    if a.rows and b.rows and unique_ids(a) and unique_ids(b):
+        by_id = {r.id: r for r in b.rows}
+        pairs = [(r, by_id[r.id]) for r in a.rows if r.id in by_id]
+        if pairs:
+            return pairs, "id", len(a.rows) - len(pairs), len(b.rows) - len(pairs)
+    by_index = {r.index: r for r in b.rows}
+    pairs = []
+    for r in a.rows:
+        other = by_index.get(r.index)
+        if other is None:
+            continue
+        if r.id is not None and other.id is not None and r.id != other.id:
+            raise DataError(
+                f"Row {r.index} has id {r.id!r} in A but {other.id!r} in B: the runs are not "
+                "over the same inputs in the same order. Give every row a unique question_id "
+                "to pair them by id."
+            )
+        pairs.append((r, other))
+    return pairs, "index", len(a.rows) - len(pairs), len(b.rows) - len(pairs)
+
+
+def _compare_metric(
+    name: str, info: MetricInfo, pairs: Sequence[tuple[Row, Row]], *, top: int
+) -> MetricComparison:
+    from scipy.stats import binomtest
+
+    xs, ys, changes = [], [], []
+    only_a = only_b = 0
+    for ra, rb in pairs:
+        va, vb = ra.scores.get(name), rb.scores.get(name)
+        if va is None and vb is None:
+            continue
+        if vb is None:
+            only_a += 1
+            continue
+        if va is None:
+            only_b += 1
+            continue
+        xs.append(va)
+        ys.append(vb)
+        if vb != va:
+            changes.append(
+                SampleChange(
+                    ra.index,
+                    ra.id if ra.id is not None else rb.id,
+                    va,
+                    vb,
+                    vb - va,
+                    ra.reasons.get(name),
+                    rb.reasons.get(name),
+                )
+            )
+    n = len(xs)
+    if n == 0:
+        return MetricComparison(
+            name,
+            info.higher_is_better,
+            0,
+            only_a,
+            only_b,
+            None,
+            None,
+            None,
+            None,
+            None,
+            0,
+            0,
+            0,
+            None,
+            (),
+        )
+    diffs = np.asarray(ys) - np.asarray(xs)
+    sign = 1.0 if info.higher_is_better else -1.0
+    improved = int(np.count_nonzero(sign * diffs > 0))
+    worsened = int(np.count_nonzero(sign * diffs < 0))
+    ci = bootstrap_interval(diffs) if n >= 2 else None
+    changed = improved + worsened
+    p = float(binomtest(improved, changed, 0.5).pvalue) if changed else None
+    changes.sort(key=lambda c: (-abs(c.delta), c.index))
+    return MetricComparison(
+        metric=name,
+        higher_is_better=info.higher_is_better,
+        n_pairs=n,
+        only_a=only_a,
+        only_b=only_b,
+        mean_a=float(np.mean(xs)),
+        mean_b=float(np.mean(ys)),
+        mean_diff=float(diffs.mean()),
+        ci_low=None if ci is None else ci[0],
+        ci_high=None if ci is None else ci[1],
+        improved=improved,
+        worsened=worsened,
+        unchanged=n - changed,
+        p_value=p,
+        top_changes=tuple(changes[:top]),
+    )
+
+
+def compare_runs(a: Any, b: Any, *, top: int = 5) -> Comparison:
+    """Paired comparison of every metric present in both runs (``a`` baseline, ``b`` new).
+
+    ``a`` and ``b`` may be RunResults, :class:`Run` objects or results paths.
+    """
+    if top < 0:
+        raise ConfigError(f"The 'top' parameter must be >= 0. Got {top!r}.")
+    ra, rb = as_run(a), as_run(b)
+    pairs, match_by, un_a, un_b = _pair(ra, rb)
+    metrics: dict[str, MetricComparison] = {}
+    for name, info_a in ra.metrics.items():
+        if name not in rb.metrics:
+            continue
+        info_b = rb.metrics[name]
+        info = info_b if info_a.inferred and not info_b.inferred else info_a
+        if (
+            not info_a.inferred
+            and not info_b.inferred
+            and (info_a.higher_is_better != info_b.higher_is_better)
+        ):
+            raise DataError(
+                f"Metric {name!r} is higher-is-better in one run and lower-is-better in the "
+                "other: the runs used different metric versions and cannot be compared."
+            )
+        metrics[name] = _compare_metric(name, info, pairs, top=top)
+    return Comparison(metrics, len(pairs), match_by, un_a, un_b)

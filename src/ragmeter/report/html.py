@@ -1,0 +1,570 @@
+"""One self-contained HTML report of a run: no script, no network, everything escaped.
+
+Every piece of text that comes from data (scores' reasons, details, metadata, ids, metric
+names, settings) passes through :func:`html.escape` after secrets are scrubbed
+(:mod:`ragmeter.report.scrub`). Plots are inline SVG with text drawn as paths. The page
+carries a Content-Security-Policy that forbids scripts and any network fetch, as a second
+net behind the escaping.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragmeter.report.compare import Comparison, compare_runs
+from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run, read_details
+from ragmeter.report.risk import RiskSign, RiskThresholds, risk_signs
+from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
+from ragmeter.scoring.statistics import Summary
+
+__all__ = ["render_report", "shown_indices", "worst_rows", "write_report"]
+
+_MAX_TEXT = 1200
+_MAX_ITEMS = 25
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2327;
+background:#f6f7f7}
+main{max-width:1100px;margin:0 auto;padding:16px 24px 48px;background:#fff}
+h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin-top:32px;border-bottom:2px solid #2b7a78}
+h3{font-size:16px;margin-top:22px}h4{font-size:14px;margin:14px 0 6px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px}
+th,td{border:1px solid #dcdcde;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f0f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.note{color:#50575e;font-size:13px}.risk{color:#8a2424}.ok{color:#1e6b3a}
+.fail{color:#8a2424;font-weight:600}
+ul.signs li{margin:3px 0}
+.txt{white-space:pre-wrap;word-break:break-word}
+code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
+word-break:break-word}
+.sample{border:1px solid #dcdcde;border-radius:4px;padding:6px 10px;margin:8px 0}
+.sample dl{margin:4px 0}.sample dt{font-weight:600;margin-top:4px}.sample dd{margin:0 0 0 14px}
+.plot svg{max-width:100%;height:auto}
+nav ul{columns:2;font-size:13px}
+"""
+
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'"
+)
+
+
+class _Writer:
+    """Collects HTML; ``t()`` scrubs and escapes text from data."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.env = _env_secrets()
+
+    def t(self, value: Any, *, limit: int | None = _MAX_TEXT) -> str:
+        text = value if isinstance(value, str) else str(value)
+        text = scrub_text(text, env=self.env)
+        if limit is not None and len(text) > limit:
+            text = f"{text[:limit]}… ({len(text) - limit} more characters)"
+        return html.escape(text, quote=True)
+
+    def add(self, *chunks: str) -> None:
+        self.parts.extend(chunks)
+
+    def html(self) -> str:
+        return "".join(self.parts)
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    return "—" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(s: Summary) -> str:
+    if s.ci_low is None or s.ci_high is None:
+        return "—"
+    return f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+
+
+def worst_rows(run: Run, metric: str, n: int) -> list[Row]:
+    """The ``n`` rows with the worst defined score of ``metric`` (direction-aware)."""
+    info = run.metric(metric)
+    scored = [r for r in run.rows if r.scores.get(metric) is not None]
+    scored.sort(key=lambda r: (info.goodness(r.scores[metric]), r.index))  # type: ignore[arg-type]
+    return scored[:n]
+
+
+def shown_indices(run: Run, worst_n: int) -> set[int]:
+    """Indices of the rows a report shows in full (worst and unscored, per metric)."""
+    out: set[int] = set()
+    for metric in run.metrics:
+        out.update(r.index for r in worst_rows(run, metric, worst_n))
+        out.update(r.index for r in _unscored_rows(run, metric, worst_n))
+    return out
+
+
+def _load_lean(obj: Any, worst_n: int) -> Run:
+    """A results path is read without details, then details of the shown rows only."""
+    if not isinstance(obj, str | os.PathLike):
+        return as_run(obj)
+    run = load_run(obj, keep_details=False)
+    return run.with_details(read_details(obj, shown_indices(run, worst_n)))
+
+
+def _unscored_rows(run: Run, metric: str, n: int) -> list[Row]:
+    out = [r for r in run.rows if metric in r.scores and r.scores[metric] is None]
+    out += [r for r in run.rows if metric not in r.scores and metric in r.failures]
+    return out[:n]
+
+
+# -- pieces -------------------------------------------------------------------------------
+def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label: str) -> None:
+    w.add(
+        "<table><thead><tr>",
+        f"<th>{html.escape(label)}</th><th>direction</th><th>n</th><th>undefined</th>"
+        "<th>failed</th><th>mean</th><th>median</th><th>std</th><th>min</th><th>max</th>"
+        "<th>95% bootstrap interval</th></tr></thead><tbody>",
+    )
+    for info in metrics:
+        s = run.summary(info.name)
+        w.add(
+            f"<tr><td>{w.t(info.name)}</td><td>{w.t(info.direction)}"
+            f"{' (guessed)' if info.inferred else ''}</td>",
+            f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td><td class=n>{s.failed}</td>",
+            *(f"<td class=n>{_num(v)}</td>" for v in (s.mean, s.median, s.std, s.min, s.max)),
+            f"<td class=n>{_ci(s)}</td></tr>",
+        )
+    w.add("</tbody></table>")
+
+
+def _signs_for(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[RiskSign]:
+    undefined, failed = run.counts(info.name)
+    return risk_signs(
+        run.values(info.name),
+        metric=info.name,
+        higher_is_better=info.higher_is_better,
+        lower=info.lower,
+        upper=info.upper,
+        missing=undefined + failed,
+        thresholds=thresholds,
+    )
+
+
+def _signs_list(w: _Writer, signs: Sequence[RiskSign], *, prefix: str = "") -> None:
+    if not signs:
+        w.add(f'<p class="ok">{w.t(prefix)}No sign of high risk.</p>')
+        return
+    w.add('<ul class="signs">')
+    for sign in signs:
+        w.add(f'<li class="risk">{w.t(prefix)}{w.t(sign.message, limit=None)}</li>')
+    w.add("</ul>")
+
+
+def _scalar(w: _Writer, value: Any) -> str:
+    if isinstance(value, str):
+        return f'<span class="txt">{w.t(value)}</span>'
+    if isinstance(value, Mapping):
+        parts = [f"<b>{w.t(k, limit=80)}</b>: {_scalar(w, v)}" for k, v in value.items()]
+        return "; ".join(parts[:_MAX_ITEMS])
+    if isinstance(value, list | tuple):
+        return _list(w, value)
+    if isinstance(value, float):
+        return _num(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return f"<code>{w.t(json.dumps(value, ensure_ascii=False, default=str))}</code>"
+
+
+def _records(w: _Writer, items: Sequence[Mapping[str, Any]]) -> str:
+    """A list of objects (e.g. ``[{"claim": ..., "correct": ...}]``) as a table."""
+    columns: list[str] = []
+    for item in items:
+        columns.extend(str(k) for k in item if str(k) not in columns)
+    head = "".join(f"<th>{w.t(c, limit=80)}</th>" for c in columns)
+    body = []
+    for i, item in enumerate(items[:_MAX_ITEMS]):
+        cells = "".join(f"<td>{_scalar(w, item[c]) if c in item else ''}</td>" for c in columns)
+        body.append(f"<tr><td class=n>{i + 1}</td>{cells}</tr>")
+    if len(items) > _MAX_ITEMS:
+        body.append(
+            f"<tr><td colspan={len(columns) + 1}><i>… {len(items) - _MAX_ITEMS} more</i></td></tr>"
+        )
+    return f"<table><thead><tr><th>#</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _list(w: _Writer, items: Sequence[Any]) -> str:
+    if not items:
+        return "<i>(empty)</i>"
+    if all(isinstance(v, Mapping) for v in items):
+        return _records(w, items)
+    shown = [f"<li>{_scalar(w, v)}</li>" for v in items[:_MAX_ITEMS]]
+    more = f"<li><i>… {len(items) - _MAX_ITEMS} more</i></li>" if len(items) > _MAX_ITEMS else ""
+    return f"<ol>{''.join(shown)}{more}</ol>"
+
+
+def _details(w: _Writer, details: Any) -> str:
+    """Render a metric's details dict: claims with verdicts as a table, the rest compactly."""
+    if not isinstance(details, Mapping):
+        return _scalar(w, details)
+    rest = dict(details)
+    out: list[str] = []
+    claims, verdicts = rest.get("claims"), rest.get("verdicts")
+    if (
+        isinstance(claims, list | tuple)
+        and isinstance(verdicts, list | tuple)
+        and len(claims) == len(verdicts)
+        and claims
+    ):
+        rest.pop("claims")
+        rest.pop("verdicts")
+        out.append("<table><thead><tr><th>#</th><th>claim</th><th>verdict</th></tr></thead><tbody>")
+        for i, (claim, verdict) in enumerate(zip(claims, verdicts, strict=True)):
+            if i >= _MAX_ITEMS:
+                out.append(f"<tr><td colspan=3><i>… {len(claims) - i} more</i></td></tr>")
+                break
+            out.append(
+                f"<tr><td class=n>{i + 1}</td><td>{_scalar(w, claim)}</td>"
+                f"<td>{_scalar(w, verdict)}</td></tr>"
+            )
+        out.append("</tbody></table>")
+    flat = {k: v for k, v in rest.items() if not isinstance(v, Mapping | list | tuple)}
+    if flat:
+        items = [f"<b>{w.t(k, limit=80)}</b>: {_scalar(w, v)}" for k, v in flat.items()]
+        out.append(f"<div>{' · '.join(items)}</div>")
+    nested = {k: v for k, v in rest.items() if k not in flat}
+    if nested:
+        out.append("<dl>")
+        for key, value in nested.items():
+            out.append(f"<dt>{w.t(key, limit=80)}</dt><dd>{_scalar(w, value)}</dd>")
+        out.append("</dl>")
+    return "".join(out)
+
+
+def _sample(w: _Writer, row: Row, metric: str, info: MetricInfo) -> None:
+    value = row.scores.get(metric)
+    head = f"row {row.index}" + (f" · id {w.t(row.id, limit=200)}" if row.id is not None else "")
+    score = "undefined" if value is None else _num(value)
+    w.add(f'<div class="sample"><b>{head}</b> · {w.t(metric)} = <b>{score}</b><dl>')
+    if metric in row.failures:
+        w.add(f'<dt>failure</dt><dd class="txt fail">{w.t(row.failures[metric])}</dd>')
+    if metric in row.reasons:
+        w.add(f'<dt>reason</dt><dd class="txt">{w.t(row.reasons[metric])}</dd>')
+    if row.question is not None:
+        w.add(f'<dt>question</dt><dd class="txt">{w.t(row.question)}</dd>')
+    if row.answer is not None:
+        w.add(f'<dt>answer</dt><dd class="txt">{w.t(row.answer)}</dd>')
+    if row.details.get(metric):
+        w.add(f"<dt>details</dt><dd>{_details(w, row.details[metric])}</dd>")
+    if row.metadata:
+        w.add(f"<dt>metadata</dt><dd>{_scalar(w, row.metadata)}</dd>")
+    w.add("</dl></div>")
+
+
+def _plot(w: _Writer, run: Run, metric: str, *, group_by: str | None = None) -> None:
+    from ragmeter.report.plots import figure_for, svg_of
+
+    w.add('<div class="plot">', svg_of(figure_for(run, metric, group_by=group_by)), "</div>")
+
+
+def _metric_section(
+    w: _Writer, run: Run, info: MetricInfo, anchor: str, thresholds: RiskThresholds, worst_n: int
+) -> None:
+    w.add(f'<h3 id="{anchor}">{w.t(info.name)}</h3>')
+    if info.description:
+        w.add(f'<p class="note">{w.t(info.description)}</p>')
+    _plot(w, run, info.name)
+    w.add("<h4>Signs of risk</h4>")
+    _signs_list(w, _signs_for(run, info, thresholds))
+    worst = worst_rows(run, info.name, worst_n)
+    if worst:
+        w.add(f"<h4>{len(worst)} worst samples ({w.t(info.direction)})</h4>")
+        for row in worst:
+            _sample(w, row, info.name, info)
+    unscored = _unscored_rows(run, info.name, worst_n)
+    if unscored:
+        undefined, failed = run.counts(info.name)
+        w.add(f"<h4>Rows without a score ({undefined} undefined, {failed} failed; first few)</h4>")
+        for row in unscored:
+            _sample(w, row, info.name, info)
+
+
+def _group_section(
+    w: _Writer, run: Run, group_by: str, metrics: Sequence[MetricInfo], thresholds: RiskThresholds
+) -> None:
+    groups = run.groups(group_by)
+    w.add(
+        f'<h2 id="groups">By {w.t(group_by)}</h2>',
+        f'<p class="note">{len(groups)} groups over {len(run.rows)} rows.</p>',
+    )
+    for info in metrics:
+        w.add(f"<h3>{w.t(info.name)} by {w.t(group_by)}</h3>")
+        w.add(
+            "<table><thead><tr><th>group</th><th>rows</th><th>n</th><th>undefined</th>"
+            "<th>failed</th><th>mean</th><th>median</th><th>std</th>"
+            "<th>95% bootstrap interval</th></tr></thead><tbody>"
+        )
+        for label, sub in groups.items():
+            s = sub.summary(info.name)
+            w.add(
+                f"<tr><td>{w.t(label, limit=120)}</td><td class=n>{len(sub.rows)}</td>"
+                f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td>"
+                f"<td class=n>{s.failed}</td><td class=n>{_num(s.mean)}</td>"
+                f"<td class=n>{_num(s.median)}</td><td class=n>{_num(s.std)}</td>"
+                f"<td class=n>{_ci(s)}</td></tr>"
+            )
+        w.add("</tbody></table>")
+        _plot(w, run, info.name, group_by=group_by)
+        for label, sub in groups.items():
+            signs = _signs_for(sub, info, thresholds)
+            if signs:
+                _signs_list(w, signs, prefix=f"[{label}] ")
+
+
+def _baseline_section(w: _Writer, comparison: Comparison, baseline: Run) -> None:
+    src = f" ({w.t(baseline.source)})" if baseline.source else ""
+    w.add(
+        f'<h2 id="baseline">Compared with the baseline{src}</h2>',
+        f'<p class="note">A = baseline, B = this run; differences are B − A. '
+        f"{comparison.paired} rows paired by {comparison.match_by}; "
+        f"{comparison.unmatched_a} baseline rows and {comparison.unmatched_b} rows of this run "
+        "have no partner.</p>",
+    )
+    if not comparison.metrics:
+        w.add("<p>No metric is present in both runs.</p>")
+        return
+    w.add(
+        "<table><thead><tr><th>metric</th><th>pairs</th><th>mean A</th><th>mean B</th>"
+        "<th>B − A</th><th>95% paired bootstrap interval</th><th>improved</th>"
+        "<th>worsened</th><th>unchanged</th><th>sign test p</th></tr></thead><tbody>"
+    )
+    for mc in comparison.metrics.values():
+        ci = "—" if mc.ci_low is None else f"[{mc.ci_low:+.3f}, {mc.ci_high:+.3f}]"
+        diff = "—" if mc.mean_diff is None else f"{mc.mean_diff:+.3f}"
+        w.add(
+            f"<tr><td>{w.t(mc.metric)}</td><td class=n>{mc.n_pairs}</td>"
+            f"<td class=n>{_num(mc.mean_a)}</td><td class=n>{_num(mc.mean_b)}</td>"
+            f"<td class=n>{diff}</td><td class=n>{ci}</td><td class=n>{mc.improved}</td>"
+            f"<td class=n>{mc.worsened}</td><td class=n>{mc.unchanged}</td>"
+            f"<td class=n>{'—' if mc.p_value is None else f'{mc.p_value:.3g}'}</td></tr>"
+        )
+    w.add("</tbody></table>")
+    for mc in comparison.metrics.values():
+        w.add(f"<h4>{w.t(mc.metric)}</h4><p>{w.t(mc.verdict(), limit=None)}</p>")
+        if mc.top_changes:
+            w.add(
+                "<table><thead><tr><th>row</th><th>id</th><th>A</th><th>B</th><th>B − A</th>"
+                "<th>reason in A</th><th>reason in B</th></tr></thead><tbody>"
+            )
+            for c in mc.top_changes:
+                w.add(
+                    f"<tr><td class=n>{c.index}</td><td>{w.t(c.id or '', limit=120)}</td>"
+                    f"<td class=n>{_num(c.a)}</td><td class=n>{_num(c.b)}</td>"
+                    f"<td class=n>{c.delta:+.3f}</td>"
+                    f'<td class="txt">{w.t(c.reason_a or "", limit=400)}</td>'
+                    f'<td class="txt">{w.t(c.reason_b or "", limit=400)}</td></tr>'
+                )
+            w.add("</tbody></table>")
+
+
+def _usage_section(w: _Writer, info: Mapping[str, Any]) -> None:
+    w.add('<h2 id="usage">Judge usage</h2>')
+    usage = info.get("usage")
+    if not isinstance(usage, Mapping) or not usage:
+        w.add('<p class="note">No usage recorded for this run.</p>')
+        return
+    labels = {
+        "calls": "judge calls",
+        "cache_hits": "cache hits",
+        "prompt_tokens": "prompt tokens",
+        "completion_tokens": "completion tokens",
+        "retries": "retries",
+        "failures": "failed calls",
+        "cost": "cost",
+    }
+    w.add("<table><tbody>")
+    for key, label in labels.items():
+        value = usage.get(key)
+        if key == "cost":
+            shown = (
+                "not known"
+                if value is None
+                else w.t(f"{value:.4f}" if isinstance(value, int | float) else value)
+            )
+        else:
+            shown = "—" if value is None else w.t(value)
+        w.add(f"<tr><th>{label}</th><td class=n>{shown}</td></tr>")
+    for key, value in usage.items():
+        if key not in labels:
+            w.add(f"<tr><th>{w.t(key)}</th><td class=n>{w.t(value)}</td></tr>")
+    w.add("</tbody></table>")
+
+
+def _config_section(w: _Writer, run: Run) -> None:
+    info = scrub(dict(run.info))
+    w.add('<h2 id="config">Run configuration</h2>')
+    if not run.info:
+        w.add(
+            '<p class="note">No run information (the <code>.run.json</code> sidecar was not '
+            "found): directions were guessed from metric names.</p>"
+        )
+    w.add("<table><tbody>")
+    for key, label in (
+        ("ragmeter_version", "ragmeter version"),
+        ("created", "created"),
+        ("n_rows", "rows"),
+    ):
+        if info.get(key) is not None:
+            w.add(f"<tr><th>{label}</th><td>{w.t(info[key])}</td></tr>")
+    if run.source is not None:
+        w.add(f"<tr><th>results file</th><td>{w.t(run.source)}</td></tr>")
+    w.add("</tbody></table>")
+
+    w.add(
+        "<h3>Metrics</h3><table><thead><tr><th>metric</th><th>family</th><th>direction</th>"
+        "<th>range</th><th>description</th></tr></thead><tbody>"
+    )
+    for m in run.metrics.values():
+        w.add(
+            f"<tr><td>{w.t(m.name)}</td><td>{w.t(m.family or '—')}</td>"
+            f"<td>{w.t(m.direction)}{' (guessed from the name)' if m.inferred else ''}</td>"
+            f"<td>[{m.lower:g}, {m.upper:g}]</td><td>{w.t(m.description)}</td></tr>"
+        )
+    w.add("</tbody></table>")
+
+    judge = info.get("judge")
+    if isinstance(judge, Mapping) and judge:
+        w.add("<h3>Judge</h3><table><tbody>")
+        for key, value in judge.items():
+            if key == "prompts":
+                continue
+            w.add(f"<tr><th>{w.t(key)}</th><td>{_scalar(w, value)}</td></tr>")
+        w.add("</tbody></table>")
+        prompts = judge.get("prompts")
+        if isinstance(prompts, Mapping) and prompts:
+            w.add(
+                "<h4>Prompts</h4><table><thead><tr><th>prompt id</th><th>content hash</th>"
+                "</tr></thead><tbody>"
+            )
+            for pid, digest in prompts.items():
+                w.add(f"<tr><td>{w.t(pid)}</td><td><code>{w.t(digest)}</code></td></tr>")
+            w.add("</tbody></table>")
+    settings = info.get("settings")
+    if settings:
+        w.add(
+            "<h3>Settings</h3><pre>",
+            w.t(json.dumps(settings, indent=2, ensure_ascii=False, default=str), limit=20000),
+            "</pre>",
+        )
+
+
+# -- entry points -------------------------------------------------------------------------
+def render_report(
+    run: Any,
+    *,
+    baseline: Any = None,
+    group_by: str | None = None,
+    thresholds: RiskThresholds | None = None,
+    worst_n: int = 5,
+    title: str | None = None,
+) -> str:
+    """The report as an HTML string (see :func:`write_report`)."""
+    if worst_n < 0:
+        raise ValueError(f"The 'worst_n' parameter must be >= 0. Got {worst_n!r}.")
+    r = _load_lean(run, worst_n)
+    t = thresholds or RiskThresholds()
+    base = None if baseline is None else as_run(baseline)
+    comparison = None if base is None else compare_runs(base, r)
+    metrics = list(r.metrics.values())
+    anchors = {m.name: f"metric-{i}" for i, m in enumerate(metrics)}
+
+    w = _Writer()
+    name = title or (f"ragmeter report: {r.source.name}" if r.source else "ragmeter report")
+    w.add(
+        "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="referrer" content="no-referrer"><title>{w.t(name, limit=200)}</title>',
+        f"<style>{_CSS}</style></head><body><main>",
+        f"<h1>{w.t(name, limit=200)}</h1>",
+    )
+    created = r.info.get("created")
+    w.add(
+        f'<p class="note">{len(r.rows)} rows, {len(metrics)} metrics'
+        f"{f'; run created {w.t(created)}' if created else ''}"
+        f"; report written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>"
+    )
+    if r.directions_inferred:
+        w.add(
+            '<p class="note risk">No direction recorded for '
+            f"{w.t(', '.join(r.directions_inferred))}: assumed higher is better, except "
+            "noise_sensitivity* and hallucination (lower is better).</p>"
+        )
+
+    w.add('<nav><ul><li><a href="#summary">Summary</a></li>')
+    for m in metrics:
+        w.add(f'<li><a href="#{anchors[m.name]}">{w.t(m.name)}</a></li>')
+    if group_by:
+        w.add(f'<li><a href="#groups">By {w.t(group_by)}</a></li>')
+    if comparison is not None:
+        w.add('<li><a href="#baseline">Baseline comparison</a></li>')
+    w.add(
+        '<li><a href="#usage">Judge usage</a></li><li><a href="#config">Configuration</a>'
+        "</li></ul></nav>"
+    )
+
+    w.add('<h2 id="summary">Summary</h2>')
+    if not metrics:
+        w.add("<p>This run has no metric scores.</p>")
+    else:
+        _summary_table(w, r, metrics, label="metric")
+        all_signs = [s for m in metrics for s in _signs_for(r, m, t)]
+        w.add(f"<h3>Signs of risk ({len(all_signs)})</h3>")
+        _signs_list(w, all_signs)
+        w.add(
+            f'<p class="note">Thresholds: a score is poor on the bad side of '
+            f"{t.poor_score:.0%} of the range; raised when over {t.poor_share:.0%} of samples "
+            f"are poor, |mean − median| over {t.skew:.0%} of the range, std over "
+            f"{t.spread:.0%} of the range, or over {t.missing_share:.0%} of rows unscored "
+            f"(distribution signs need ≥ {t.min_samples} scores). Change them with "
+            "<code>--risk-threshold name=value</code>.</p>"
+        )
+        w.add('<h2 id="metrics">Metrics</h2>')
+        for m in metrics:
+            _metric_section(w, r, m, anchors[m.name], t, worst_n)
+    if group_by and metrics:
+        _group_section(w, r, group_by, metrics, t)
+    if comparison is not None and base is not None:
+        _baseline_section(w, comparison, base)
+    _usage_section(w, r.info)
+    _config_section(w, r)
+    w.add("</main></body></html>\n")
+    return w.html()
+
+
+def write_report(
+    run: Any,
+    out_path: str | os.PathLike[str],
+    *,
+    baseline: Any = None,
+    group_by: str | None = None,
+    thresholds: RiskThresholds | None = None,
+    worst_n: int = 5,
+    title: str | None = None,
+) -> Path:
+    """Write ONE self-contained HTML report of ``run`` to ``out_path``; returns the path.
+
+    ``run`` and ``baseline`` may be RunResults, :class:`Run` objects or results paths.
+    ``group_by`` names a row field such as ``metadata.category``. The file needs no
+    network and runs no script; all data is escaped and secrets are scrubbed.
+    """
+    text = render_report(
+        run,
+        baseline=baseline,
+        group_by=group_by,
+        thresholds=thresholds,
+        worst_n=worst_n,
+        title=title,
+    )
+    out = Path(out_path)
+    out.write_text(text, encoding="utf-8")
+    return out

@@ -1,0 +1,428 @@
+"""Read a run's results (JSONL + ``.run.json`` sidecar) into a :class:`Run`.
+
+A results file holds one JSON object per input row, in input order::
+
+    {"index": 0, "id": "q1", "scores": {"faithfulness": 0.5}, "reasons": {...},
+     "failures": {...}, "details": {...}, "metadata": {...}}
+
+Beside it, ``<results>.run.json`` holds the run's configuration, usage and metric specs.
+When the sidecar is missing, metric directions are inferred from their names and the
+:class:`Run` says so (``directions_inferred``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import DataError
+from ragmeter.scoring.statistics import Summary, summarize
+
+__all__ = [
+    "MetricInfo",
+    "Row",
+    "Run",
+    "as_run",
+    "infer_higher_is_better",
+    "load_run",
+    "read_details",
+    "sidecar_path",
+]
+
+#: Metrics whose best score is 0 although the sidecar does not say so.
+_LOWER_IS_BETTER_PREFIXES: tuple[str, ...] = ("noise_sensitivity",)
+_LOWER_IS_BETTER_NAMES: frozenset[str] = frozenset({"hallucination"})
+
+
+def infer_higher_is_better(metric: str) -> bool:
+    """Direction of a metric known only by name (no sidecar, no spec)."""
+    if metric in _LOWER_IS_BETTER_NAMES:
+        return False
+    return not metric.startswith(_LOWER_IS_BETTER_PREFIXES)
+
+
+def sidecar_path(results: str | os.PathLike[str]) -> Path:
+    """Where the run information of ``results`` lives: ``<results>.run.json``."""
+    return Path(f"{os.fspath(results)}.run.json")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    """What the report needs to know about a metric."""
+
+    name: str
+    higher_is_better: bool = True
+    lower: float = 0.0
+    upper: float = 1.0
+    description: str = ""
+    family: str = ""
+    #: True when the direction was guessed from the name (no sidecar entry).
+    inferred: bool = False
+
+    @property
+    def span(self) -> float:
+        span = self.upper - self.lower
+        return span if span > 0 else 1.0
+
+    def goodness(self, value: float) -> float:
+        """``value`` on a 0 (worst) .. 1 (best) scale, whatever the direction."""
+        g = (value - self.lower) / self.span
+        return g if self.higher_is_better else 1.0 - g
+
+    @property
+    def direction(self) -> str:
+        return "higher is better" if self.higher_is_better else "lower is better"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One row of results, as read back."""
+
+    index: int
+    id: str | None
+    scores: Mapping[str, float | None]
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    failures: Mapping[str, str] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] | None = None
+    #: Question and answer, when the results file carries them (optional keys).
+    question: str | None = None
+    answer: str | None = None
+
+    def lookup(self, path: str) -> Any:
+        """Value at a dotted ``path`` (``metadata.category``, ``id``); ``None`` if absent.
+
+        A bare name that is not a row field is read from ``metadata``.
+        """
+        parts = [p for p in path.split(".") if p]
+        if not parts:
+            return None
+        head, rest = parts[0], parts[1:]
+        if head in ("index", "id", "question", "answer"):
+            value: Any = getattr(self, head)
+        elif head == "metadata":
+            value = self.metadata
+        else:
+            value, rest = self.metadata, parts
+        for part in rest:
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(part)
+        return value
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run's rows and information (the sidecar's content), ready for reports."""
+
+    rows: tuple[Row, ...]
+    info: Mapping[str, Any]
+    #: Where the results were read from (``None`` for in-memory runs).
+    source: Path | None = None
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_parts(
+        cls,
+        rows: Iterable[Any],
+        info: Mapping[str, Any] | None = None,
+        *,
+        source: str | os.PathLike[str] | None = None,
+    ) -> Run:
+        """Build a run from rows (``RowResult`` objects or their JSON dicts) and info."""
+        parsed = tuple(_parse_row(_row_mapping(r), where=f"row {i}") for i, r in enumerate(rows))
+        return cls(
+            rows=parsed,
+            info=dict(info or {}),
+            source=None if source is None else Path(source),
+        )
+
+    # -- metrics --------------------------------------------------------------------------
+    @property
+    def metrics(self) -> dict[str, MetricInfo]:
+        """Every metric of the run: the sidecar's first, then any other found in rows."""
+        if "metrics" not in self._cache:
+            declared = self.info.get("metrics") or {}
+            found: dict[str, MetricInfo] = {}
+            if isinstance(declared, Mapping):
+                for name, spec in declared.items():
+                    found[str(name)] = _metric_info(str(name), spec)
+            for row in self.rows:
+                for name in row.scores:
+                    if name not in found:
+                        found[name] = MetricInfo(
+                            name=name, higher_is_better=infer_higher_is_better(name), inferred=True
+                        )
+            self._cache["metrics"] = found
+        return self._cache["metrics"]
+
+    @property
+    def directions_inferred(self) -> list[str]:
+        """Metrics whose direction was guessed from the name."""
+        return [m.name for m in self.metrics.values() if m.inferred]
+
+    def metric(self, name: str) -> MetricInfo:
+        try:
+            return self.metrics[name]
+        except KeyError:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.metrics, n=3, cutoff=0.5)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            known = ", ".join(self.metrics) or "none"
+            raise DataError(
+                f"Metric {name!r} is not in this run.{hint} The run has: {known}."
+            ) from None
+
+    # -- values ---------------------------------------------------------------------------
+    def values(self, metric: str) -> list[float]:
+        """Defined scores of ``metric``, in row order."""
+        out = []
+        for row in self.rows:
+            v = row.scores.get(metric)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def counts(self, metric: str) -> tuple[int, int]:
+        """(undefined, failed) counts of ``metric``: rows where the score is missing."""
+        undefined = failed = 0
+        for row in self.rows:
+            if row.scores.get(metric) is not None:
+                continue
+            if metric in row.failures:
+                failed += 1
+            elif metric in row.scores:
+                undefined += 1
+        return undefined, failed
+
+    def summary(self, metric: str) -> Summary:
+        """Statistics of ``metric`` over this run's rows (with a 95 % bootstrap interval)."""
+        key = f"summary:{metric}"
+        if key not in self._cache:
+            undefined, failed = self.counts(metric)
+            self._cache[key] = summarize(self.values(metric), undefined=undefined, failed=failed)
+        return self._cache[key]
+
+    def subset(self, rows: Sequence[Row]) -> Run:
+        """A run with the same info and only ``rows``."""
+        return Run(rows=tuple(rows), info=self.info, source=self.source)
+
+    def groups(self, path: str, *, max_groups: int = 20) -> dict[str, Run]:
+        """Rows split by the value at ``path`` (``metadata.category``), largest groups first.
+
+        Rows without the field go to ``(missing)``; past ``max_groups`` the smallest groups
+        are merged into ``(other)``.
+        """
+        buckets: dict[str, list[Row]] = {}
+        for row in self.rows:
+            value = row.lookup(path)
+            label = "(missing)" if value is None else _label(value)
+            buckets.setdefault(label, []).append(row)
+        ordered = sorted(buckets.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        if len(ordered) > max_groups:
+            kept, rest = ordered[: max_groups - 1], ordered[max_groups - 1 :]
+            other = [r for _, rows in rest for r in rows]
+            other.sort(key=lambda r: r.index)
+            ordered = [*kept, ("(other)", other)]
+        return {label: self.subset(rows) for label, rows in ordered}
+
+    def with_details(self, details: Mapping[int, Mapping[str, Any]]) -> Run:
+        """A copy whose rows at the given indices carry ``details`` (see :func:`read_details`)."""
+        rows = tuple(
+            _replace_details(r, details[r.index]) if r.index in details else r for r in self.rows
+        )
+        return Run(rows=rows, info=self.info, source=self.source)
+
+
+def _replace_details(row: Row, details: Mapping[str, Any]) -> Row:
+    from dataclasses import replace
+
+    return replace(row, details=dict(details))
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _metric_info(name: str, spec: Any) -> MetricInfo:
+    if not isinstance(spec, Mapping):
+        return MetricInfo(name=name, higher_is_better=infer_higher_is_better(name), inferred=True)
+    hib = spec.get("higher_is_better")
+    lower, upper = spec.get("lower", 0.0), spec.get("upper", 1.0)
+    return MetricInfo(
+        name=name,
+        higher_is_better=bool(hib) if hib is not None else infer_higher_is_better(name),
+        lower=float(lower) if isinstance(lower, int | float) else 0.0,
+        upper=float(upper) if isinstance(upper, int | float) else 1.0,
+        description=str(spec.get("description") or ""),
+        family=str(spec.get("family") or ""),
+        inferred=hib is None,
+    )
+
+
+def _row_mapping(row: Any) -> Mapping[str, Any]:
+    if isinstance(row, Mapping):
+        return row
+    to_json = getattr(row, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    raise DataError(
+        f"A run row must be a dict or a RowResult. Got {type(row).__name__}: {row!r:.80}."
+    )
+
+
+def _str_map(value: Any, name: str, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise DataError(f"{where}: {name!r} must be an object. Got {type(value).__name__}.")
+    return {str(k): str(v) for k, v in value.items() if v is not None}
+
+
+def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> Row:
+    if not isinstance(obj, Mapping):
+        raise DataError(f"{where}: expected a JSON object. Got {type(obj).__name__}.")
+    raw_scores = obj.get("scores")
+    if raw_scores is None:
+        raw_scores = {}
+    if not isinstance(raw_scores, Mapping):
+        raise DataError(
+            f"{where}: 'scores' must be an object of metric -> number or null. "
+            f"Got {type(raw_scores).__name__}."
+        )
+    scores: dict[str, float | None] = {}
+    for metric, value in raw_scores.items():
+        if value is None:
+            scores[str(metric)] = None
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise DataError(
+                f"{where}: score of {metric!r} must be a number or null. Got {value!r:.80}."
+            )
+        if not math.isfinite(value):
+            raise DataError(
+                f"{where}: score of {metric!r} must be finite. Got {value!r}; "
+                "an undefined score is written as null with a reason."
+            )
+        scores[str(metric)] = float(value)
+    index = obj.get("index")
+    if index is None:
+        raise DataError(f"{where}: the row has no 'index'. Is this a ragmeter results file?")
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise DataError(f"{where}: 'index' must be an integer. Got {index!r:.80}.")
+    rid = obj.get("id")
+    details = obj.get("details") if keep_details else None
+    metadata = obj.get("metadata")
+    question, answer = obj.get("question"), obj.get("answer")
+    return Row(
+        index=index,
+        id=None if rid is None else str(rid),
+        scores=scores,
+        reasons=_str_map(obj.get("reasons"), "reasons", where),
+        failures=_str_map(obj.get("failures"), "failures", where),
+        details=dict(details) if isinstance(details, Mapping) else {},
+        metadata=dict(metadata) if isinstance(metadata, Mapping) else None,
+        question=question if isinstance(question, str) else None,
+        answer=answer if isinstance(answer, str) else None,
+    )
+
+
+def _iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"Results file not found: {path}. Give the JSONL a run wrote.") from None
+    except OSError as exc:
+        raise DataError(f"Cannot open results file {path}: {exc.strerror or exc}.") from None
+    with handle:
+        try:
+            for lineno, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield lineno, json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise DataError(
+                        f"{path}, line {lineno}: not valid JSON ({exc.msg} at column "
+                        f"{exc.colno}). Each line must be one JSON object; "
+                        f"got {line.strip()!r:.80}."
+                    ) from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text ({exc.reason}).") from None
+
+
+def load_info(results: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The sidecar of ``results``, or ``None`` when there is none."""
+    path = sidecar_path(results)
+    if not path.exists():
+        return None
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}). Delete it to report "
+            "without run information, or re-run to write it again."
+        ) from None
+    if not isinstance(info, dict):
+        raise DataError(f"{path}: expected a JSON object. Got {type(info).__name__}.")
+    return info
+
+
+def load_run(path: str | os.PathLike[str], *, keep_details: bool = True) -> Run:
+    """Read a results JSONL and its sidecar.
+
+    Reads line by line; with ``keep_details=False`` claim-level details are dropped while
+    reading (fetch the few that a report shows with :func:`read_details`).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory; give the results .jsonl file a run wrote.")
+    rows = [
+        _parse_row(obj, where=f"{path}, line {lineno}", keep_details=keep_details)
+        for lineno, obj in _iter_lines(path)
+    ]
+    info = load_info(path)
+    return Run(rows=tuple(rows), info=info or {}, source=path)
+
+
+def read_details(path: str | os.PathLike[str], indices: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """Details of the rows with the given ``index`` values, read again from ``path``."""
+    wanted = set(indices)
+    found: dict[int, dict[str, Any]] = {}
+    if not wanted:
+        return found
+    for _, obj in _iter_lines(Path(path)):
+        if isinstance(obj, Mapping) and obj.get("index") in wanted:
+            details = obj.get("details")
+            found[obj["index"]] = dict(details) if isinstance(details, Mapping) else {}
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def as_run(obj: Any) -> Run:
+    """Accept a :class:`Run`, a results path, or a RunResult-like object (``.rows``, ``.info``)."""
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return load_run(obj)
+    if hasattr(obj, "rows"):
+        info = getattr(obj, "info", None)
+        if callable(info):
+            info = info()
+        return Run.from_parts(obj.rows, info if isinstance(info, Mapping) else {})
+    raise TypeError(
+        "Expected a run result, a Run, or the path of a results .jsonl file. "
+        f"Got {type(obj).__name__}."
+    )
