@@ -232,7 +232,8 @@ def print_summary(result: Any) -> None:
             ci,
             direction,
         )
-    out_console.print(table)
+    # Wide enough for every column even when piped (rich assumes 80 columns off a terminal).
+    Console(width=max(out_console.width, 132)).print(table)
     skipped = result.info.get("skipped") or {}
     if skipped:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +92,7 @@ class RunResult:
         path = Path(path)
         with path.open("w", encoding="utf-8") as fh:
             for row in self.rows:
-                fh.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+                fh.write(json_record(row.to_json()) + "\n")
         write_sidecar(path, self.info)
         return path
 
@@ -110,6 +111,35 @@ class RunResult:
             for m, s in self.summary.items()
         )
         return f"RunResult(n={self.info.get('n_rows', len(self.rows))}, {parts})"
+
+
+def json_record(record: dict[str, Any]) -> str:
+    """One results line (no newline) for whatever users' rows hold, always valid UTF-8.
+
+    Values JSON has no type for (a date in ``metadata``, say) are written as their ``str``,
+    and so are NaN and infinities (standard JSON has none); lone surrogates (legal in a JSON
+    escape such as ``"\\ud800"``, not in UTF-8) are kept as JSON escapes, so the line reads
+    back to the same text.
+    """
+    try:
+        text = json.dumps(record, ensure_ascii=False, default=str, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(record), ensure_ascii=False, default=str)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(record, default=str)
+    return text
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def write_sidecar(results_path: str | Path, info: dict[str, Any]) -> Path:

@@ -28,7 +28,7 @@ from ragmeter.io.columns import ColumnMap, to_sample
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
-from ragmeter.result import RunResult, spec_record, write_sidecar
+from ragmeter.result import RunResult, json_record, spec_record, write_sidecar
 from ragmeter.scoring.statistics import Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
@@ -486,7 +486,7 @@ class _Runner:
         for row in rows:
             self._account(row)
             if sink is not None:
-                sink.write(json.dumps(row.to_json(), ensure_ascii=False) + "\n")
+                sink.write(json_record(row.to_json()) + "\n")
         if sink is not None:
             sink.flush()
         if bar is not None:

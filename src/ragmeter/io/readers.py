@@ -191,14 +191,22 @@ def _csv_rows(path: Path) -> Iterator[Row]:
     csv.field_size_limit(1 << 30)
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
-        for index, record in enumerate(reader):
-            where = f"line {reader.line_num}"
-            if None in record:
-                yield Row(
-                    index, None, where, f"{where} of {path.name} has more cells than the header"
-                )
-                continue
-            yield Row(index, {k: _csv_cell(v) for k, v in record.items()}, where)
+        try:
+            for index, record in enumerate(reader):
+                where = f"line {reader.line_num}"
+                if None in record:
+                    yield Row(
+                        index, None, where, f"{where} of {path.name} has more cells than the header"
+                    )
+                    continue
+                yield Row(index, {k: _csv_cell(v) for k, v in record.items()}, where)
+        except UnicodeDecodeError as exc:
+            # Decoding runs ahead by blocks, so the line is only known roughly: name the byte.
+            where = f"after line {reader.line_num}" if reader.line_num else "near the start"
+            raise DataError(
+                f"{str(path)!r} is not UTF-8 text ({where}: {exc}). "
+                "Save it as UTF-8 (e.g. iconv -f latin1 -t utf-8)."
+            ) from None
 
 
 def _parquet_rows(path: Path) -> RowSource:

@@ -1,0 +1,495 @@
+"""The local engine's evaluation as a Ray Data pipeline (``pip install 'ragmeter[ray]'``).
+
+::
+
+    read  JSONL: read_text (one row per line, parsed as the local reader parses it)
+          Parquet: read_parquet;  CSV: read_csv (every cell read as text, as csv.DictReader)
+          JSON list: loaded by the driver (as the local reader does) and sent with from_items
+      ->  map_batches(_ScoreBatches, compute=ActorPoolStrategy(size=workers))
+          each actor builds the plan's families once and scores each batch with the runner's
+          BatchScorer; judge calls are async inside the actor, bounded by its share of
+          ``max_concurrency``
+      ->  the driver takes the results in input order (``preserve_order``), numbers the rows,
+          appends them to ``out`` in the local engine's row format, and accumulates the
+          scores with the local engine's accumulators (flat memory, same summaries).
+
+The driver numbers rows because no worker knows a row's global position: actors write a
+placeholder where a failure message names the row ("line 12") and the driver fills it in.
+Rows and summaries are therefore identical to the local engine's on the same file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.io.columns import ColumnMap
+from ragmeter.io.readers import SUFFIXES, Row, _csv_cell, jsonl_row, open_rows
+from ragmeter.metrics import registry
+from ragmeter.metrics.base import RunContext, Settings
+from ragmeter.result import RunResult, json_record, write_sidecar
+from ragmeter.runner import BatchScorer, Plan, _check_settings, _Runner, make_result
+from ragmeter.types import RowResult, Usage
+
+log = logging.getLogger("ragmeter")
+
+__all__ = ["run_ray", "worker_concurrency"]
+
+#: Stands for the row's position in failure messages until the driver knows it.
+WHERE = "@@ragmeter-where@@"
+#: Every actor serialises rows with index 0; the driver swaps in the real index.
+_INDEX_PREFIX = '{"index": 0, '
+#: CPUs each read task asks for.
+READ_CPUS = 0.5
+#: CPUs kept free of scoring actors, for reading: Ray's file listing task takes one whole CPU,
+#: and actors holding every CPU would leave the reads unscheduled for ever (a deadlock).
+READER_RESERVE = 1.0
+#: Environment that model and cache code read; passed to workers of existing clusters too.
+_ENV_PASSED = ("RAGMETER_CACHE_DIR", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME")
+_USAGE_INTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "failures")
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What every actor needs to score a batch: sent once, when the actor starts."""
+
+    metrics: tuple[str, ...]
+    column_map: ColumnMap
+    settings: Settings
+    fmt: str
+    name: str
+
+
+def worker_concurrency(max_concurrency: int, workers: int) -> int:
+    """Judge calls each worker may have in flight: an even share, at least one.
+
+    The cluster-wide total stays at or under ``max_concurrency`` whenever
+    ``workers <= max_concurrency``; with more workers than that, each still gets one.
+    """
+    if max_concurrency < 1:
+        raise ConfigError(f"The 'max_concurrency' setting must be >= 1. Got {max_concurrency}.")
+    if workers < 1:
+        raise ConfigError(f"The number of Ray workers must be >= 1. Got {workers}.")
+    return max(1, max_concurrency // workers)
+
+
+class _ScoreBatches:
+    """Ray Data callable class: one per actor; builds the families once, scores batches."""
+
+    def __init__(self, job: _Job) -> None:
+        self.job = job
+        self.plan = Plan(registry.resolve(job.metrics), auto=False)
+        self.ctx = RunContext(job.settings)
+        self.plan.build_families(self.ctx)
+        self.scorer = BatchScorer(self.plan, job.column_map, self.ctx)
+        # One event loop per actor, in its own thread: Ray may call the actor from several
+        # threads at once, and every batch then shares the judge's concurrency limit.
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, name="ragmeter-loop", daemon=True).start()
+        self._usage_lock = threading.Lock()
+        self._reported = Usage()
+
+    def __call__(self, batch: Any) -> Any:
+        import pyarrow as pa
+
+        rows, skip = self._rows(batch)
+        scored = asyncio.run_coroutine_threadsafe(self.scorer.score(rows), self.loop).result()
+        results = iter(scored)
+        names = [s.name for s in self.plan.specs]
+        n = len(skip)
+        lines: list[str] = [""] * n
+        placeholder = np.zeros(n, dtype=bool)
+        values = {name: np.zeros(n, dtype=np.float64) for name in names}
+        kinds = {name: np.zeros(n, dtype=np.int8) for name in names}  # 0 defined, 1 undef, 2 fail
+        for pos in range(n):
+            if skip[pos]:
+                continue
+            result: RowResult = next(results)
+            result.index = 0
+            text = json_record(result.to_json())
+            if not text.startswith(_INDEX_PREFIX):
+                raise RuntimeError(f"unexpected row serialisation: {text[:40]!r}")
+            lines[pos] = text[len(_INDEX_PREFIX) :]
+            placeholder[pos] = bool(result.failures)
+            for name in names:
+                value = result.scores.get(name)
+                if name in result.failures:
+                    kinds[name][pos] = 2
+                elif value is None:
+                    kinds[name][pos] = 1
+                else:
+                    values[name][pos] = value
+        usage = [""] * n
+        if n:
+            usage[0] = self._usage_delta()
+        columns: dict[str, Any] = {
+            "skip": pa.array(skip, type=pa.bool_()),
+            "line": pa.array(lines, type=pa.large_string()),
+            "placeholder": pa.array(placeholder),
+            "usage": pa.array(usage, type=pa.string()),
+        }
+        for name in names:
+            columns[f"v:{name}"] = pa.array(values[name])
+            columns[f"k:{name}"] = pa.array(kinds[name])
+        return pa.table(columns)
+
+    def _rows(self, batch: Any) -> tuple[list[Row], list[bool]]:
+        fmt = self.job.fmt
+        rows: list[Row] = []
+        skip: list[bool] = []
+        if fmt == "jsonl":
+            for text in batch.column("text").to_pylist():
+                blank = not (text or "").strip()
+                skip.append(blank)
+                if not blank:
+                    rows.append(jsonl_row(len(rows), text, where=WHERE, name=self.job.name))
+        elif fmt == "json":
+            for text, problem in zip(
+                batch.column("text").to_pylist(), batch.column("problem").to_pylist(), strict=True
+            ):
+                skip.append(False)
+                if problem:
+                    rows.append(Row(len(rows), None, WHERE, problem))
+                else:
+                    rows.append(Row(len(rows), json.loads(text), WHERE))
+        elif fmt == "csv":
+            for record in batch.to_pylist():
+                skip.append(False)
+                rows.append(Row(len(rows), {k: _csv_cell(v) for k, v in record.items()}, WHERE))
+        else:
+            for record in batch.to_pylist():
+                skip.append(False)
+                rows.append(Row(len(rows), record, WHERE))
+        return rows, skip
+
+    def _usage_delta(self) -> str:
+        with self._usage_lock:
+            return self._usage_delta_locked()
+
+    def _usage_delta_locked(self) -> str:
+        now, seen = self.ctx.usage, self._reported
+        delta = {key: getattr(now, key) - getattr(seen, key) for key in _USAGE_INTS}
+        cost = None
+        if now.cost is not None:
+            cost = now.cost - (seen.cost or 0.0)
+        self._reported = Usage(**{key: getattr(now, key) for key in _USAGE_INTS}, cost=now.cost)
+        if not any(delta.values()) and not cost:
+            return ""
+        return json.dumps({**delta, "cost": cost})
+
+
+def run_ray(
+    data_path: str | os.PathLike[str],
+    metrics: Sequence[str] | str | None = None,
+    *,
+    column_map: Mapping[str, Any] | Iterable[str] | None = None,
+    settings: Settings | None = None,
+    out: str | os.PathLike[str] | None = None,
+    address: str | None = None,
+    num_workers: int | None = None,
+    resume: bool = False,
+    keep_rows: bool = False,
+    progress: bool | None = None,
+) -> RunResult:
+    """Evaluate the file ``data_path`` on Ray; rows and summaries as :func:`ragmeter.evaluate`.
+
+    Parameters
+    ----------
+    data_path : path
+        A JSONL, JSON, CSV or Parquet file that every Ray worker can read (on a real
+        cluster: a shared file system). In-memory data runs only on the local engine.
+    metrics, column_map, settings
+        As for :func:`ragmeter.evaluate`.
+    out : path, optional
+        Results JSONL (input order, the local engine's row format) and ``<out>.run.json``.
+    address : str, optional
+        An existing cluster (``"ray://host:10001"`` or ``"auto"``). By default a local Ray
+        instance is started (or the one this process already started is used).
+    num_workers : int, optional
+        Scoring actors; by default one per CPU of the cluster. Each gets
+        ``max_concurrency // num_workers`` judge calls in flight (at least one).
+    resume : bool
+        Keep the rows already in ``out`` and write only the others (those rows are still
+        read and scored by the cluster; with a judge their calls come from the cache).
+    keep_rows : bool
+        Also return every row in ``RunResult.rows`` (memory grows with the data).
+    progress : bool, optional
+        Ray Data's progress bars; by default only on a terminal.
+    """
+    if not isinstance(data_path, str | os.PathLike):
+        raise ConfigError(
+            "The Ray engine reads files, so that every worker reads its own share. Got "
+            f"{type(data_path).__name__}. Save the data as JSONL or Parquet and pass the path, "
+            "or run it on the local engine (ragmeter.evaluate / --engine local)."
+        )
+    settings = settings or Settings()
+    _check_settings(settings)
+    if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
+        raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
+    if resume and out is None:
+        raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+    try:
+        import ray
+        import ray.data  # fails without the [data] extra
+    except ImportError:
+        raise ConfigError(
+            "--engine ray needs Ray Data, which is not installed. Install it with: "
+            "pip install 'ragmeter[ray]'."
+        ) from None
+
+    path = Path(data_path)
+    cmap = ColumnMap.from_any(column_map)
+    source = open_rows(path)  # checks the file and peeks at its columns, as the local engine
+    fmt = SUFFIXES[path.suffix.lower()]
+    plan = Plan.make(metrics, cmap, source)
+    ctx = RunContext(settings)
+    plan.build_families(ctx)  # decides which metrics run (auto mode) before any worker starts
+    asyncio.run(_preflight(ctx, plan))
+    started = dt.datetime.now(dt.UTC)
+
+    state = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
+    done: set[int] = set()
+    out_path = Path(out) if out is not None else None
+    if resume and out_path is not None and out_path.exists():
+        done = state._load_done(out_path)
+
+    started_ray = _connect(ray, address, num_workers)
+    try:
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        workers = num_workers or max(1, int(cpus))
+        per_worker = worker_concurrency(settings.max_concurrency, workers)
+        if workers > settings.max_concurrency:
+            log.warning(
+                "%d workers but max_concurrency %d: each worker still gets 1 judge call in "
+                "flight, %d in all.",
+                workers,
+                settings.max_concurrency,
+                workers,
+            )
+        job = _Job(
+            metrics=tuple(s.name for s in plan.specs),
+            column_map=cmap,
+            settings=_worker_settings(settings, per_worker),
+            fmt=fmt,
+            name=path.name,
+        )
+        data_ctx = ray.data.DataContext.get_current()
+        saved = (data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars)
+        data_ctx.execution_options.preserve_order = True  # results come back in input order
+        data_ctx.enable_progress_bars = _want_progress(progress)
+        dataset = _read(ray, path, fmt, source)
+        scored = dataset.map_batches(
+            _ScoreBatches,
+            fn_constructor_args=(job,),
+            batch_format="pyarrow",
+            batch_size=settings.batch_size,
+            compute=ray.data.ActorPoolStrategy(size=workers),
+            num_cpus=_actor_cpus(cpus, workers),
+            runtime_env=_runtime_env(),
+        )
+        try:
+            _drain(scored, state, job, fmt=fmt, out=out_path, resume=resume, done=done)
+        finally:
+            data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars = saved
+    except Exception as exc:
+        cause = _ragmeter_cause(exc)
+        if cause is not None:
+            raise cause from exc
+        raise
+    finally:
+        if started_ray:
+            ray.shutdown()
+
+    result = make_result(
+        plan,
+        ctx,
+        state.acc,
+        rows=state.rows,
+        n_rows=state.n_rows,
+        started=started,
+        data_name=source.name,
+        extra_info={"engine": {"name": "ray", "workers": workers, "address": address}},
+    )
+    if out_path is not None:
+        write_sidecar(out_path, result.info)
+    return result
+
+
+async def _preflight(ctx: RunContext, plan: Plan) -> None:
+    """Check the judge once from the driver (bad key, unknown model) before workers start."""
+    try:
+        if any(spec.needs_judge for spec in plan.specs):
+            preflight = getattr(ctx.judge(), "preflight", None)
+            if preflight is not None:
+                await preflight()
+    finally:
+        await ctx.aclose()
+
+
+def _connect(ray: Any, address: str | None, num_workers: int | None) -> bool:
+    """Connect to ``address`` or start a local instance; True when this call connected."""
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address, logging_level=logging.WARNING)
+    else:
+        cpus = max(2, num_workers or 0, os.cpu_count() or 2)
+        ray.init(num_cpus=cpus, include_dashboard=False, logging_level=logging.WARNING)
+    return True
+
+
+def _actor_cpus(cpus: float, workers: int) -> float:
+    """CPUs each scoring actor asks for: a share of what the readers leave, at most one."""
+    return min(1.0, max(0.05, (cpus - READER_RESERVE) / workers))
+
+
+def _worker_settings(settings: Settings, per_worker: int) -> Settings:
+    cache_path = settings.cache_path
+    if settings.use_cache and cache_path is None:
+        from ragmeter.cache import default_cache_path
+
+        cache_path = str(default_cache_path())  # every worker shares the driver's cache file
+    return replace(settings, max_concurrency=per_worker, cache_path=cache_path)
+
+
+def _runtime_env() -> dict[str, Any] | None:
+    env = {key: os.environ[key] for key in _ENV_PASSED if key in os.environ}
+    return {"env_vars": env} if env else None
+
+
+def _want_progress(progress: bool | None) -> bool:
+    if progress is None:
+        import sys
+
+        return sys.stderr.isatty()
+    return progress
+
+
+def _read(ray: Any, path: Path, fmt: str, source: Any) -> Any:
+    name = str(path.resolve())
+    if fmt == "jsonl":
+        # Lines as text, blank ones kept, so that line numbers and parsing match the local
+        # reader exactly (Arrow's JSON reader would coerce types and fail on one bad line).
+        return ray.data.read_text(name, drop_empty_lines=False, num_cpus=READ_CPUS)
+    if fmt == "parquet":
+        return ray.data.read_parquet(name, num_cpus=READ_CPUS)
+    if fmt == "csv":
+        import pyarrow as pa
+        from pyarrow import csv as pacsv
+
+        convert = pacsv.ConvertOptions(
+            column_types={column: pa.string() for column in source.columns},
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        )
+        return ray.data.read_csv(name, convert_options=convert, num_cpus=READ_CPUS)
+    # A JSON list is one document: the local reader loads it whole, and so does the driver.
+    items = [
+        {"text": "" if row.data is None else json.dumps(row.data), "problem": row.problem or ""}
+        for row in source
+    ]
+    return ray.data.from_items(items)
+
+
+def _where(fmt: str, index: int, line: int) -> str:
+    if fmt == "jsonl":
+        return f"line {line}"
+    if fmt == "json":
+        return f"item {index}"
+    if fmt == "csv":
+        return f"line {index + 2}"  # header is line 1; exact unless a cell spans lines
+    return f"row {index}"
+
+
+def _drain(
+    scored: Any,
+    state: _Runner,
+    job: _Job,
+    *,
+    fmt: str,
+    out: Path | None,
+    resume: bool,
+    done: set[int],
+) -> None:
+    """Take results in input order: number, write, accumulate."""
+    sink: IO[str] | None = None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        sink = out.open("a" if resume else "w", encoding="utf-8")
+    next_index = 0
+    next_line = 1
+    try:
+        for batch in _batches(scored):
+            n = batch.num_rows
+            keep = ~batch.column("skip").to_numpy(zero_copy_only=False)
+            index = next_index + np.cumsum(keep) - 1
+            line = next_line + np.arange(n)
+            next_index += int(keep.sum())
+            next_line += n
+            fresh = keep & ~np.isin(index, list(done)) if done else keep
+            lines = batch.column("line").to_pylist()
+            placeholder = batch.column("placeholder").to_pylist()
+            written = []
+            for pos in np.flatnonzero(fresh):
+                text = lines[pos]
+                if placeholder[pos]:
+                    text = text.replace(WHERE, _where(fmt, int(index[pos]), int(line[pos])))
+                written.append(f'{{"index": {int(index[pos])}, {text}\n')
+            if sink is not None and written:
+                sink.writelines(written)
+                sink.flush()
+            if state.keep_rows:
+                state.rows.extend(_row_from_json(json.loads(t)) for t in written)
+            state.n_rows += len(written)
+            for name in job.metrics:
+                kinds = batch.column(f"k:{name}").to_numpy()[fresh]
+                values = batch.column(f"v:{name}").to_numpy()[fresh]
+                acc = state.acc[name]
+                acc.extend(values[kinds == 0].tolist())
+                acc.undefined += int((kinds == 1).sum())
+                acc.failed += int((kinds == 2).sum())
+            for text in batch.column("usage").to_pylist():
+                if text:
+                    state.ctx.usage.add(Usage(**json.loads(text)))
+    finally:
+        if sink is not None:
+            sink.close()
+
+
+def _batches(scored: Any) -> Iterator[Any]:
+    yield from scored.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2)
+
+
+def _row_from_json(rec: Mapping[str, Any]) -> RowResult:
+    return RowResult(
+        index=int(rec["index"]),
+        id=rec.get("id"),
+        scores=dict(rec.get("scores", {})),
+        reasons=dict(rec.get("reasons", {})),
+        failures=dict(rec.get("failures", {})),
+        details=dict(rec.get("details", {})),
+        metadata=rec.get("metadata"),
+    )
+
+
+def _ragmeter_cause(exc: BaseException) -> RagmeterError | None:
+    """The ragmeter error behind a Ray task failure (a worker could not build a family)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, RagmeterError) and current is not exc:
+            return current
+        current = getattr(current, "cause", None) or current.__cause__
+    return None
