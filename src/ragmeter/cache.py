@@ -1,0 +1,176 @@
+"""A SQLite store of validated judge replies.
+
+The key is a sha256 over everything that can change a reply: model, endpoint, prompt id and
+content hash, the rendered messages, the sampling parameters and the output schema. API keys
+never enter the key or the file. Only replies that passed validation are stored, one commit
+each, so a run killed part way keeps every reply it had received.
+
+The file uses SQLite's WAL journal with a busy timeout, so several processes may share it. A
+file that is not a readable SQLite database, or that stays locked, is bypassed with a warning:
+the run goes on without the cache and never reads a reply it cannot trust (each stored reply
+carries its own checksum, checked on every read).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JudgeCache", "cache_key", "default_cache_path"]
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """``$RAGMETER_CACHE_DIR/judge.sqlite3``, else the user cache dir of ragmeter."""
+    env = os.environ.get("RAGMETER_CACHE_DIR")
+    if env:
+        return Path(env) / "judge.sqlite3"
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ragmeter")) / "judge.sqlite3"
+
+
+def cache_key(
+    *,
+    model: str,
+    endpoint: str,
+    prompt: Mapping[str, str],
+    messages: Sequence[Mapping[str, Any]],
+    params: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+) -> str:
+    """A stable sha256 over everything that determines a judge reply (never a secret)."""
+    payload = {
+        "model": model,
+        "endpoint": endpoint.rstrip("/"),
+        "prompt": {"id": prompt["id"], "hash": prompt["hash"]},
+        "messages": list(messages),
+        "params": dict(params),
+        "schema": schema,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _checksum(reply: str) -> str:
+    return hashlib.sha256(reply.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """Validated judge replies on disk. ``get`` / ``put`` never raise for cache trouble."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 10.0):
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.disabled_reason: str | None = None
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            conn.commit()
+            self._conn = conn
+        except (sqlite3.Error, OSError) as exc:
+            self._disable(f"cannot open it ({exc})")
+
+    @property
+    def enabled(self) -> bool:
+        return self._conn is not None
+
+    def _disable(self, why: str) -> None:
+        self.disabled_reason = why
+        message = (
+            f"The judge cache at {self.path} is not used: {why}. The run goes on without it. "
+            "Delete the file, pass another path with --cache PATH, or --no-cache."
+        )
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+        log.warning(message)
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+        self._conn = None
+
+    def get(self, key: str) -> str | None:
+        """The stored reply for ``key``, or None (also when the cache is unusable)."""
+        if self._conn is None:
+            return None
+        with self._lock:
+            try:
+                row = self._conn.execute(
+                    "SELECT reply, checksum FROM replies WHERE key = ?", (key,)
+                ).fetchone()
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    log.warning("Judge cache %s is locked; treating %s as a miss.", self.path, key)
+                    return None
+                self._disable(f"reading failed ({exc})")
+                return None
+            except sqlite3.DatabaseError as exc:
+                self._disable(f"it is corrupt ({exc})")
+                return None
+        if row is None:
+            return None
+        reply, checksum = row
+        if not isinstance(reply, str) or _checksum(reply) != checksum:
+            log.warning("Judge cache entry %s fails its checksum; ignoring it.", key)
+            return None
+        return reply
+
+    def put(self, key: str, reply: str, *, model: str, prompt: str) -> None:
+        """Store a validated reply and commit at once."""
+        if self._conn is None:
+            return
+        with self._lock:
+            try:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
+                    (key, model, prompt, reply, _checksum(reply), time.time()),
+                )
+                self._conn.commit()
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):
+                    log.warning("Judge cache %s is locked; reply %s not stored.", self.path, key)
+                    return
+                self._disable(f"writing failed ({exc})")
+            except sqlite3.DatabaseError as exc:
+                self._disable(f"it is corrupt ({exc})")
+
+    def __len__(self) -> int:
+        if self._conn is None:
+            return 0
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"path": str(self.path), "enabled": self.enabled, "bypassed": self.disabled_reason}

@@ -1,0 +1,107 @@
+"""``FakeJudge``: a scripted judge for tests, yours and ours. It never calls a model.
+
+Give it replies and it answers with them, recording every request::
+
+    from ragmeter.judges.base import Analysis, Verification
+    from ragmeter.judges.fake import FakeJudge
+
+    judge = FakeJudge(
+        analyze=Analysis(answer_claims=("Paris is in France.",)),
+        verify=lambda blocks: Verification(
+            matrices=tuple(tuple((True,) * len(b.premises) for _ in b.claims) for b in blocks)
+        ),
+    )
+    result = ragmeter.evaluate(rows, metrics=["faithfulness"], judge=judge)
+    assert judge.analyze_requests[0].answer == rows[0]["answer"]
+
+Each script is one of: a fixed reply, a callable ``request -> reply`` (sync or async), a list of
+replies used in order (an exhausted list raises), or an exception instance to raise. Without a
+script, ``analyze`` and ``verify`` raise an error saying what to script.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+
+__all__ = ["FakeJudge", "all_entailed", "none_entailed"]
+
+
+def all_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
+    """A verify script: every premise entails every claim."""
+    return Verification(
+        matrices=tuple(tuple((True,) * len(b.premises) for _ in b.claims) for b in blocks),
+        meta={"method": "fake"},
+    )
+
+
+def none_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
+    """A verify script: no premise entails any claim."""
+    return Verification(
+        matrices=tuple(tuple((False,) * len(b.premises) for _ in b.claims) for b in blocks),
+        meta={"method": "fake"},
+    )
+
+
+class FakeJudge:
+    """A judge that answers from a script and records what it was asked."""
+
+    def __init__(
+        self,
+        *,
+        analyze: Any = None,
+        verify: Any = None,
+        name: str = "fake",
+    ) -> None:
+        self.name = name
+        self._analyze = list(analyze) if isinstance(analyze, list) else analyze
+        self._verify = list(verify) if isinstance(verify, list) else verify
+        self.analyze_requests: list[AnalyzeRequest] = []
+        self.verify_requests: list[tuple[ClaimBlock, ...]] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.analyze_requests) + len(self.verify_requests)
+
+    async def _answer(self, script: Any, request: Any, what: str) -> Any:
+        if script is None:
+            raise RuntimeError(
+                f"FakeJudge has no {what} script. Pass {what}=<reply, list, callable or exception>."
+            )
+        if isinstance(script, list):
+            if not script:
+                raise RuntimeError(f"FakeJudge ran out of scripted {what} replies.")
+            script = script.pop(0)
+        if isinstance(script, BaseException):
+            raise script
+        if callable(script):
+            reply = script(request)
+            if inspect.isawaitable(reply):
+                reply = await reply
+            return reply
+        return script
+
+    async def analyze(self, request: AnalyzeRequest) -> Analysis:
+        self.analyze_requests.append(request)
+        reply = await self._answer(self._analyze, request, "analyze")
+        if not isinstance(reply, Analysis):
+            raise TypeError(
+                f"FakeJudge analyze script returned {type(reply).__name__}, not Analysis."
+            )
+        return reply
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
+        blocks = tuple(blocks)
+        self.verify_requests.append(blocks)
+        reply = await self._answer(self._verify, blocks, "verify")
+        if not isinstance(reply, Verification):
+            raise TypeError(
+                f"FakeJudge verify script returned {type(reply).__name__}, not Verification."
+            )
+        return reply
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": "fake", "calls": self.calls}

@@ -1,0 +1,425 @@
+"""A judge on any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
+
+One request per task per sample: ``analyze`` (claims, entities, questions) and ``verify``
+(every claim of every block against its premises). Replies are asked for as strict JSON
+schema output, with a fallback to JSON mode (then to no response format) when the server
+rejects it; the fallback is remembered for the judge's lifetime.
+
+Every reply is validated against its schema and its input. A reply that does not fit is sent
+back once with the problem stated; a second bad reply raises :class:`JudgeReplyError`.
+
+Retries (see :mod:`ragmeter.judges.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
+dropped connections back off exponentially with jitter; other 4xx fail at once. One semaphore
+bounds the requests in flight for the whole run. ``Usage`` counts every HTTP request sent
+(``calls``), cache hits, tokens reported by the server, retries (transport and validation),
+failures and cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import urlparse
+
+from ragmeter.cache import JudgeCache, cache_key
+from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
+from ragmeter.judges import schemas as S
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
+from ragmeter.prompts import Prompt, load_prompt
+from ragmeter.types import Usage
+
+__all__ = ["OpenAIJudge"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+_MODES = ("json_schema", "json_object", "none")
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+
+
+def _redact(text: str, secret: str | None) -> str:
+    if secret:
+        text = text.replace(secret, "***")
+    return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", text)
+
+
+class OpenAIJudge:
+    """The LLM judge for ``--judge openai:MODEL``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        usage: Usage | None = None,
+        cache: JudgeCache | None = None,
+        max_concurrency: int = 16,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        price_in: float | None = None,
+        price_out: float | None = None,
+        temperature: float = 0.0,
+        retry_policy: RetryPolicy | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if not model:
+            raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
+        if max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be >= 1. Got {max_concurrency}.")
+        if timeout <= 0:
+            raise ConfigError(f"timeout must be > 0 seconds. Got {timeout}.")
+        for label, price in (("price_in", price_in), ("price_out", price_out)):
+            if price is not None and price < 0:
+                raise ConfigError(f"{label} must be >= 0 (per 1M tokens). Got {price}.")
+        self.model = model
+        self.name = f"openai:{model}"
+        self.endpoint = (base_url or DEFAULT_ENDPOINT).rstrip("/")
+        self._api_key = api_key
+        self.usage = usage if usage is not None else Usage()
+        self.cache = cache
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.price_in = price_in
+        self.price_out = price_out
+        self.params: dict[str, Any] = {"temperature": temperature}
+        self.policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        self._rng = random.Random(seed)
+        self._mode = _MODES[0]
+        self._analyze_prompt: Prompt = load_prompt("analyze")
+        self._verify_prompt: Prompt = load_prompt("verify")
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._client: Any = None
+
+    # ------------------------------------------------------------ plumbing
+
+    @property
+    def key_required(self) -> bool:
+        host = urlparse(self.endpoint).hostname or ""
+        return host == "api.openai.com" or host.endswith(".openai.com")
+
+    def _bind(self) -> tuple[asyncio.Semaphore, Any]:
+        """Semaphore and client for the running loop (a new loop gets fresh ones)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._semaphore is None or self._client is None:
+            from openai import AsyncOpenAI
+
+            if self._api_key is None and self.key_required:
+                raise JudgeError(self._missing_key_message())
+            self._loop = loop
+            self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            self._client = AsyncOpenAI(
+                api_key=self._api_key or "no-key-needed-for-local-endpoints",
+                base_url=self.endpoint,
+                timeout=self.timeout,
+                max_retries=0,
+            )
+        return self._semaphore, self._client
+
+    def _missing_key_message(self) -> str:
+        return (
+            f"No API key for the judge {self.name} at {self.endpoint}. Set OPENAI_API_KEY, or "
+            "pass api_key= / --api-key, or point --base-url at a local OpenAI-compatible server."
+        )
+
+    def _record_tokens(self, response: Any) -> None:
+        usage = response.get("usage") if isinstance(response, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        prompt = _count(usage.get("prompt_tokens"))
+        completion = _count(usage.get("completion_tokens"))
+        self.usage.prompt_tokens += prompt
+        self.usage.completion_tokens += completion
+        if self.price_in is not None or self.price_out is not None:
+            cost = (
+                prompt * (self.price_in or 0.0) / 1e6 + completion * (self.price_out or 0.0) / 1e6
+            )
+            self.usage.cost = (self.usage.cost or 0.0) + cost
+
+    def _response_format(self, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+        if self._mode == "json_schema":
+            return {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": True},
+            }
+        if self._mode == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def _http_error(self, status: int, message: str) -> JudgeError:
+        hint = {
+            401: "Check OPENAI_API_KEY or --api-key.",
+            403: "The key lacks access to this model or endpoint.",
+            404: "Check the model name and --base-url (it usually ends in /v1).",
+        }.get(status, "")
+        text = (
+            f"The judge endpoint {self.endpoint} answered HTTP {status} for model "
+            f"{self.model!r}: {message}. {hint}"
+        ).strip()
+        return JudgeError(_redact(text, self._api_key))
+
+    async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
+        """One chat completion with retries; returns the reply text (possibly invalid)."""
+        import openai
+
+        semaphore, client = self._bind()
+        retries = 0
+        while True:
+            fmt = self._response_format(name, schema)
+            kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            kind: FailureKind
+            status: int | None = None
+            retry_after: float | None = None
+            try:
+                async with semaphore:
+                    self.usage.calls += 1
+                    # The SDK's custom-request route: the body is plain JSON already, so the
+                    # typed-parameter transform (milliseconds per call) is skipped.
+                    response = await client.post("/chat/completions", cast_to=object, body=kwargs)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                problem = _error_message(exc)
+                if status in (400, 422) and self._mode != "none" and _about_format(problem):
+                    previous = self._mode
+                    self._mode = _MODES[_MODES.index(previous) + 1]
+                    log.info(
+                        "Judge %s rejected response_format %s (HTTP %s); using %s from now on.",
+                        self.name,
+                        previous,
+                        status,
+                        self._mode,
+                    )
+                    continue
+                kind = "status"
+                retry_after = parse_retry_after(exc.response.headers)
+            except openai.APITimeoutError:
+                kind, problem = "timeout", f"no reply within {self.timeout:g} s"
+            except openai.APIConnectionError as exc:
+                kind, problem = "connection", f"connection failed ({exc.__cause__ or exc})"
+            else:
+                self._record_tokens(response)
+                return _reply_text(response)
+            delay = self.policy.delay(
+                retries_done=retries,
+                kind=kind,
+                status=status,
+                retry_after=retry_after,
+                rng=self._rng,
+            )
+            if delay is None:
+                self.usage.failures += 1
+                if kind == "status" and status is not None:
+                    raise self._http_error(status, problem)
+                raise JudgeError(
+                    _redact(
+                        f"The judge endpoint {self.endpoint} failed after {retries} retries: "
+                        f"{problem}. Check that the server is up, or raise --timeout.",
+                        self._api_key,
+                    )
+                )
+            retries += 1
+            self.usage.retries += 1
+            log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retries, delay)
+            await asyncio.sleep(delay)
+
+    async def _complete(
+        self,
+        *,
+        prompt: Prompt,
+        messages: list[dict[str, str]],
+        schema_name: str,
+        schema: dict[str, Any],
+        parse: Callable[[str], T],
+    ) -> tuple[T, bool]:
+        """Cached, validated completion: (parsed value, served from cache)."""
+        key = cache_key(
+            model=self.model,
+            endpoint=self.endpoint,
+            prompt=prompt.ref(),
+            messages=messages,
+            params=self.params,
+            schema=schema,
+        )
+        if self.cache is not None:
+            stored = self.cache.get(key)
+            if stored is not None:
+                try:
+                    value = parse(stored)
+                except S.ReplyInvalid:
+                    log.warning("A cached judge reply no longer validates; asking again.")
+                else:
+                    self.usage.cache_hits += 1
+                    return value, True
+        content = await self._request(messages, schema_name, schema)
+        try:
+            value = parse(content)
+        except S.ReplyInvalid as first:
+            self.usage.retries += 1
+            follow_up = [
+                *messages,
+                {"role": "assistant", "content": content},
+                {
+                    "role": "user",
+                    "content": f"Your reply is invalid: {first}. Reply again with the corrected "
+                    "JSON object only.",
+                },
+            ]
+            content = await self._request(follow_up, schema_name, schema)
+            try:
+                value = parse(content)
+            except S.ReplyInvalid as second:
+                self.usage.failures += 1
+                raise JudgeReplyError(
+                    f"The judge {self.name} gave an invalid {prompt.id} reply twice: {second} "
+                    f"(first reply: {first})."
+                ) from None
+        if self.cache is not None:
+            self.cache.put(key, content, model=self.model, prompt=prompt.id)
+        return value, False
+
+    # ------------------------------------------------------------ the protocol
+
+    async def analyze(self, request: AnalyzeRequest) -> Analysis:
+        if request.n_questions < 1 and "questions" in request.wants:
+            raise ConfigError(f"n_questions must be >= 1. Got {request.n_questions}.")
+        meta = {"judge": self.name, "method": "llm", "prompt": self._analyze_prompt.ref()}
+        if not request.wants:
+            return Analysis(meta=meta)
+        prompt = self._analyze_prompt
+        parts, cached = await self._complete(
+            prompt=prompt,
+            messages=S.analyze_messages(prompt, request),
+            schema_name="ragmeter_analyze",
+            schema=S.analyze_schema(request.wants),
+            parse=lambda content: S.parse_analyze(content, request),
+        )
+        return Analysis(
+            answer_claims=parts.answer_claims,
+            reference_claims=parts.reference_claims,
+            reference_entities=parts.reference_entities,
+            context_entities=parts.context_entities,
+            questions=parts.questions,
+            noncommittal=parts.noncommittal,
+            meta={**meta, "cached": cached},
+        )
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
+        prompt = self._verify_prompt
+        meta: dict[str, Any] = {"judge": self.name, "method": "llm", "prompt": prompt.ref()}
+        plan = S.plan_verify(blocks)
+        if plan.n_claims == 0:
+            empty = tuple(tuple(tuple(False for _ in b.premises) for _ in b.claims) for b in blocks)
+            return Verification(matrices=empty, meta={**meta, "cached": False, "sent": False})
+        matrices, cached = await self._complete(
+            prompt=prompt,
+            messages=S.verify_messages(prompt, plan),
+            schema_name="ragmeter_verify",
+            schema=S.verify_schema(),
+            parse=lambda content: S.parse_verify(content, plan, blocks),
+        )
+        return Verification(matrices=matrices, meta={**meta, "cached": cached})
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": "openai-compatible",
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "response_format": self._mode,
+            "params": dict(self.params),
+            "max_concurrency": self.max_concurrency,
+            "prompts": {
+                "analyze": self._analyze_prompt.ref(),
+                "verify": self._verify_prompt.ref(),
+            },
+            "cache": self.cache.describe() if self.cache is not None else None,
+        }
+
+    async def preflight(self) -> None:
+        """Check the key and the endpoint before the first sample; raise JudgeError if unusable."""
+        import openai
+
+        if self._api_key is None and self.key_required:
+            raise JudgeError(self._missing_key_message())
+        _, client = self._bind()
+        try:
+            page = await client.with_options(timeout=min(self.timeout, 15.0)).models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise self._http_error(exc.status_code, _error_message(exc)) from None
+            # Some compatible servers have no /models route; the first request will tell.
+            log.info(
+                "Judge preflight: %s has no usable /models (HTTP %s).",
+                self.endpoint,
+                exc.status_code,
+            )
+            return
+        except openai.APIConnectionError as exc:
+            raise JudgeError(
+                _redact(
+                    f"Cannot reach the judge endpoint {self.endpoint} ({exc.__cause__ or exc}). "
+                    "Start the server, or fix --base-url / OPENAI_BASE_URL.",
+                    self._api_key,
+                )
+            ) from None
+        models = [m.id for m in getattr(page, "data", []) or []]
+        if models and self.model not in models:
+            log.warning(
+                "Judge model %r is not listed by %s (it lists %s).",
+                self.model,
+                self.endpoint,
+                ", ".join(models[:10]),
+            )
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        self._loop = None
+        if client is not None:
+            with contextlib.suppress(RuntimeError):  # the loop that owned it is gone
+                await client.close()
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _reply_text(response: Any) -> str:
+    """The first choice's message text of a chat completion body ("" when absent)."""
+    if not isinstance(response, dict):
+        return ""
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return ""
+    message = choices[0].get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else ""
+
+
+def _about_format(message: str) -> bool:
+    """Whether a 400/422 complains about the response format (then JSON mode is tried)."""
+    lowered = message.lower()
+    return any(
+        word in lowered
+        for word in ("response_format", "json_schema", "json_object", "schema", "format")
+    )
+
+
+def _error_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        return json.dumps(body)[:300]
+    return str(getattr(exc, "message", exc))[:300]

@@ -1,0 +1,111 @@
+"""One analysis request per sample for the whole run, whichever families ask.
+
+Several metric families need parts of the same per-sample analysis (claims, entities,
+generated questions). Each family registers the parts it may need when it is built; when a
+family asks for an analysis, :class:`SharedJudge` widens the request to every registered part
+the sample's fields allow, sends it once, and hands the same reply to the other families
+(requests in flight are joined, finished ones kept in a bounded memo). ``verify`` and the rest
+pass straight through to the wrapped judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge, Verification, Want
+
+__all__ = ["SharedJudge", "feasible_wants"]
+
+
+def feasible_wants(request: AnalyzeRequest) -> frozenset[Want]:
+    """The analysis parts a request's fields allow."""
+    out: set[Want] = set()
+    if request.answer is not None:
+        out.add("answer_claims")
+        if request.question is not None:
+            out.add("questions")
+    if request.references:
+        out.add("reference_claims")
+        out.add("entities")
+    return frozenset(out)
+
+
+class SharedJudge:
+    """Wraps any :class:`~ragmeter.judges.base.Judge` for one run."""
+
+    def __init__(self, inner: Judge, *, max_entries: int = 4096) -> None:
+        self.inner = inner
+        self.name: str = inner.name
+        self.registered: frozenset[Want] = frozenset()
+        self._max_entries = max_entries
+        self._memo: OrderedDict[tuple, tuple[frozenset[str], asyncio.Future[Analysis]]] = (
+            OrderedDict()
+        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def register(self, wants: Sequence[Want] | frozenset[Want]) -> None:
+        """Declare analysis parts a family of this run may ask for."""
+        self.registered = self.registered | frozenset(wants)
+
+    @staticmethod
+    def _key(request: AnalyzeRequest) -> tuple:
+        return (
+            request.question,
+            request.answer,
+            tuple(request.references),
+            tuple(request.contexts),
+            request.n_questions,
+        )
+
+    async def analyze(self, request: AnalyzeRequest) -> Analysis:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._memo.clear()
+            self._loop = loop
+        key = self._key(request)
+        entry = self._memo.get(key)
+        if entry is not None and request.wants <= entry[0]:
+            self._memo.move_to_end(key)
+            return await asyncio.shield(entry[1])
+        wants = frozenset(request.wants) | (self.registered & feasible_wants(request))
+        if entry is not None:
+            wants |= entry[0]
+        widened = AnalyzeRequest(
+            question=request.question,
+            answer=request.answer,
+            references=request.references,
+            contexts=request.contexts,
+            wants=wants,
+            n_questions=request.n_questions,
+        )
+        task = asyncio.ensure_future(self.inner.analyze(widened))
+        self._memo[key] = (wants, task)
+        self._memo.move_to_end(key)
+        while len(self._memo) > self._max_entries:
+            self._memo.popitem(last=False)
+        try:
+            return await asyncio.shield(task)
+        except BaseException:
+            if self._memo.get(key, (None, None))[1] is task:
+                del self._memo[key]
+            raise
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
+        return await self.inner.verify(blocks)
+
+    def describe(self) -> dict[str, Any]:
+        return self.inner.describe()
+
+    async def preflight(self) -> None:
+        check = getattr(self.inner, "preflight", None)
+        if check is not None:
+            await check()
+
+    async def aclose(self) -> None:
+        self._memo.clear()
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,68 @@
+"""Helpers shared by the judge-backed families (claims, entity recall, response relevancy)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from ragmeter.errors import RagmeterError
+from ragmeter.judges.base import AnalyzeRequest, Judge, Want
+from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.types import Failure, Sample
+
+log = logging.getLogger(__name__)
+
+
+def judge_for(ctx: RunContext, wants: Sequence[Want]) -> Judge:
+    """The run's judge, told which analysis parts this family may ask for."""
+    judge = ctx.judge()
+    register = getattr(judge, "register", None)
+    if register is not None:
+        register(frozenset(wants))
+    return judge
+
+
+def request_for(sample: Sample, wants: Sequence[Want], n_questions: int = 3) -> AnalyzeRequest:
+    """An analysis request carrying every field of the sample (the judge sends what it needs)."""
+    return AnalyzeRequest(
+        question=sample.question,
+        answer=sample.answer,
+        references=tuple(sample.reference_answers or ()),
+        contexts=tuple(sample.contexts or ()),
+        wants=frozenset(wants),
+        n_questions=n_questions,
+    )
+
+
+def judge_ref(meta: dict[str, Any] | None) -> dict[str, Any]:
+    """Provenance kept in details: judge, method, prompt id and hash, cached."""
+    meta = meta or {}
+    return {k: meta[k] for k in ("judge", "method", "prompt", "cached") if k in meta}
+
+
+def failure_message(exc: BaseException) -> str:
+    if isinstance(exc, RagmeterError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+async def score_all(
+    samples: Sequence[Sample],
+    metrics: Sequence[str],
+    one: Callable[[Sample, Sequence[str]], Awaitable[dict[str, Outcome]]],
+) -> list[dict[str, Outcome]]:
+    """Score samples concurrently; an exception in one sample fails only that sample's row."""
+
+    async def guarded(sample: Sample) -> dict[str, Outcome]:
+        try:
+            return await one(sample, metrics)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.debug("Judge-backed metric failed on a row", exc_info=True)
+            message = failure_message(exc)
+            return {name: Failure(name, message) for name in metrics}
+
+    return list(await asyncio.gather(*(guarded(s) for s in samples)))

@@ -1,0 +1,368 @@
+"""Family "claims": RAGChecker's claim metrics from one claim store per sample.
+
+Per sample, at most two judge requests: one *analyze* (claims of the answer and of each
+reference, shared with the other judge families) and one *verify* (each answer claim against
+each context and the references; each reference claim against each context and the answer).
+Only the parts the requested metrics need are asked for. Every metric is then a pure function
+of the resulting matrices (:mod:`ragmeter.scoring.claims`).
+
+With several reference answers, an answer claim is correct when any reference entails it,
+reference claims are pooled for context relevance, context precision, context claim recall
+and context utilization, and ``claim_recall`` (and the recall inside ``claim_f1``) is the best
+over the references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want
+from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
+from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.scoring import claims as C
+from ragmeter.types import Failure, MetricSpec, Sample, Score
+
+FAMILY = "claims"
+
+_ANS_CTX = ("answer", "contexts", "reference_answers")
+
+
+def _spec(name: str, requires: tuple[str, ...], description: str, *, lower: bool = False):
+    return MetricSpec(
+        name=name,
+        family=FAMILY,
+        requires=requires,
+        description=description,
+        higher_is_better=not lower,
+        optional=("question",),
+        needs_judge=True,
+    )
+
+
+SPECS: tuple[MetricSpec, ...] = (
+    _spec(
+        "noise_sensitivity_relevant",
+        _ANS_CTX,
+        "Share of answer claims that are wrong and entailed by a relevant context "
+        "(lower is better).",
+        lower=True,
+    ),
+    _spec(
+        "noise_sensitivity_irrelevant",
+        _ANS_CTX,
+        "Share of answer claims that are wrong and entailed only by irrelevant contexts "
+        "(lower is better).",
+        lower=True,
+    ),
+    _spec("faithfulness", ("answer", "contexts"), "Share of answer claims entailed by a context."),
+    _spec(
+        "claim_precision",
+        ("answer", "reference_answers"),
+        "Share of answer claims the reference entails.",
+    ),
+    _spec(
+        "claim_recall",
+        ("answer", "reference_answers"),
+        "Share of reference claims the answer entails.",
+    ),
+    _spec(
+        "claim_f1", ("answer", "reference_answers"), "Harmonic mean of claim precision and recall."
+    ),
+    _spec(
+        "context_utilization",
+        _ANS_CTX,
+        "Of the reference claims found in the contexts, the share the answer states.",
+    ),
+    _spec(
+        "hallucination",
+        _ANS_CTX,
+        "Share of answer claims that are wrong and entailed by no context (lower is better).",
+        lower=True,
+    ),
+    _spec(
+        "self_knowledge",
+        _ANS_CTX,
+        "Share of answer claims that are correct but entailed by no context (lower is better).",
+        lower=True,
+    ),
+    _spec(
+        "context_precision",
+        ("contexts", "reference_answers"),
+        "Share of contexts that entail at least one reference claim.",
+    ),
+    _spec(
+        "context_claim_recall",
+        ("contexts", "reference_answers"),
+        "Share of reference claims entailed by at least one context (retriever recall).",
+    ),
+)
+
+_NAMES = frozenset(s.name for s in SPECS)
+_NS = {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant"}
+_NEEDS_ANSWER_CLAIMS = _NAMES - {"context_precision", "context_claim_recall"}
+_NEEDS_REFERENCE_CLAIMS = _NS | {
+    "claim_recall",
+    "claim_f1",
+    "context_utilization",
+    "context_precision",
+    "context_claim_recall",
+}
+_ANSWER_VS_CONTEXTS = _NS | {"faithfulness", "hallucination", "self_knowledge"}
+_ANSWER_VS_REFERENCES = _NS | {"claim_precision", "claim_f1", "hallucination", "self_knowledge"}
+_REFERENCE_VS_CONTEXTS = _NS | {"context_utilization", "context_precision", "context_claim_recall"}
+_REFERENCE_VS_ANSWER = {"claim_recall", "claim_f1", "context_utilization"}
+_REQUIRES = {s.name: s.requires for s in SPECS}
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    answer_claims: bool
+    reference_claims: bool
+    answer_vs_contexts: bool
+    answer_vs_references: bool
+    reference_vs_contexts: bool
+    reference_vs_answer: bool
+
+    @classmethod
+    def for_metrics(cls, names: set[str]) -> _Plan:
+        return cls(
+            answer_claims=bool(names & _NEEDS_ANSWER_CLAIMS),
+            reference_claims=bool(names & _NEEDS_REFERENCE_CLAIMS),
+            answer_vs_contexts=bool(names & _ANSWER_VS_CONTEXTS),
+            answer_vs_references=bool(names & _ANSWER_VS_REFERENCES),
+            reference_vs_contexts=bool(names & _REFERENCE_VS_CONTEXTS),
+            reference_vs_answer=bool(names & _REFERENCE_VS_ANSWER),
+        )
+
+    def wants(self) -> tuple[Want, ...]:
+        out: list[Want] = []
+        if self.answer_claims:
+            out.append("answer_claims")
+        if self.reference_claims:
+            out.append("reference_claims")
+        return tuple(out)
+
+
+def _empty_field_reason(name: str, sample: Sample) -> str | None:
+    for fld in _REQUIRES[name]:
+        value = getattr(sample, fld)
+        if value is None:
+            return None  # the runner never sends this; answered below as a failure
+        if fld == "contexts" and len(value) == 0:
+            return "no contexts were retrieved"
+        if fld == "reference_answers" and len(value) == 0:
+            return "no reference answers were given"
+    return None
+
+
+def _check_matrix(matrix: Any, block: ClaimBlock, what: str) -> tuple[tuple[bool, ...], ...]:
+    rows = tuple(tuple(bool(x) for x in row) for row in matrix)
+    if len(rows) != len(block.claims) or any(len(r) != len(block.premises) for r in rows):
+        raise ValueError(
+            f"The judge's verification of {what} is misaligned: expected {len(block.claims)} "
+            f"rows of {len(block.premises)} verdicts, got {[len(r) for r in rows]}."
+        )
+    return rows
+
+
+class ClaimsFamily:
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.judge = judge_for(ctx, ("answer_claims", "reference_claims"))
+
+    async def score_batch(
+        self, samples: Sequence[Sample], metrics: Sequence[str]
+    ) -> list[dict[str, Outcome]]:
+        unknown = set(metrics) - _NAMES
+        if unknown:
+            raise ValueError(f"The claims family has no metric(s) {sorted(unknown)}.")
+        return await score_all(samples, metrics, self._score_one)
+
+    async def _score_one(self, sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:
+        out: dict[str, Outcome] = {}
+        active: set[str] = set()
+        for name in metrics:
+            missing = [f for f in _REQUIRES[name] if getattr(sample, f) is None]
+            if missing:
+                out[name] = Failure(name, f"the sample has no {missing[0]}", field=missing[0])
+                continue
+            reason = _empty_field_reason(name, sample)
+            if reason is not None:
+                out[name] = Score.undefined(reason)
+                continue
+            active.add(name)
+        if not active:
+            return out
+        plan = _Plan.for_metrics(active)
+        analysis = await self.judge.analyze(request_for(sample, plan.wants()))
+        store = await self._verify(sample, plan, analysis)
+        for name in active:
+            out[name] = _metric(name, store)
+        return out
+
+    async def _verify(self, sample: Sample, plan: _Plan, analysis: Analysis) -> _Store:
+        contexts = tuple(sample.contexts or ())
+        references = tuple(sample.reference_answers or ())
+        answer_claims = tuple(analysis.answer_claims) if plan.answer_claims else ()
+        reference_claims: tuple[tuple[str, ...], ...] = ()
+        if plan.reference_claims:
+            reference_claims = tuple(tuple(c) for c in analysis.reference_claims)
+            if len(reference_claims) != len(references):
+                raise ValueError(
+                    f"The judge returned claims for {len(reference_claims)} reference answers; "
+                    f"the sample has {len(references)}."
+                )
+        premises_a = (contexts if plan.answer_vs_contexts else ()) + (
+            references if plan.answer_vs_references else ()
+        )
+        premises_r = (contexts if plan.reference_vs_contexts else ()) + (
+            (sample.answer or "",) if plan.reference_vs_answer else ()
+        )
+        blocks = [ClaimBlock(answer_claims, premises_a)]
+        blocks += [ClaimBlock(claims, premises_r) for claims in reference_claims]
+        verification: Verification = await self.judge.verify(blocks)
+        if len(verification.matrices) != len(blocks):
+            raise ValueError(
+                f"The judge returned {len(verification.matrices)} verification matrices for "
+                f"{len(blocks)} claim blocks."
+            )
+        a = _check_matrix(verification.matrices[0], blocks[0], "the answer claims")
+        k = len(contexts) if plan.answer_vs_contexts else 0
+        store = _Store(
+            n_contexts=len(contexts),
+            answer_claims=answer_claims,
+            answer_in_contexts=tuple(row[:k] for row in a) if plan.answer_vs_contexts else None,
+            answer_correct=tuple(any(row[k:]) for row in a) if plan.answer_vs_references else None,
+            reference_claims=reference_claims,
+            meta={
+                "analyze": judge_ref(analysis.meta),
+                "verify": judge_ref(verification.meta),
+            },
+        )
+        kr = len(contexts) if plan.reference_vs_contexts else 0
+        for r, block in enumerate(blocks[1:]):
+            m = _check_matrix(verification.matrices[r + 1], block, f"reference {r + 1}'s claims")
+            store.reference_in_contexts.append(
+                tuple(row[:kr] for row in m) if plan.reference_vs_contexts else None
+            )
+            store.reference_in_answer.append(
+                tuple(row[kr] for row in m) if plan.reference_vs_answer else None
+            )
+        return store
+
+
+@dataclass(slots=True)
+class _Store:
+    n_contexts: int
+    answer_claims: tuple[str, ...]
+    answer_in_contexts: tuple[tuple[bool, ...], ...] | None
+    answer_correct: tuple[bool, ...] | None
+    reference_claims: tuple[tuple[str, ...], ...]
+    meta: dict[str, Any]
+    reference_in_contexts: list[tuple[tuple[bool, ...], ...] | None] = field(default_factory=list)
+    reference_in_answer: list[tuple[bool, ...] | None] = field(default_factory=list)
+
+    def pooled_reference_in_contexts(self) -> tuple[tuple[bool, ...], ...]:
+        return tuple(row for m in self.reference_in_contexts if m is not None for row in m)
+
+    def pooled_reference_in_answer(self) -> tuple[bool, ...]:
+        return tuple(x for v in self.reference_in_answer if v is not None for x in v)
+
+    def best_recall(self) -> Score:
+        best: Score | None = None
+        for flags in self.reference_in_answer:
+            score = C.claim_recall(flags or ())
+            if score.value is not None and (best is None or score.value > (best.value or 0.0)):
+                best = score
+        return best if best is not None else Score.undefined(C.NO_REFERENCE_CLAIMS)
+
+    def answer_details(self) -> list[dict[str, Any]]:
+        rows = []
+        for i, claim in enumerate(self.answer_claims):
+            item: dict[str, Any] = {"claim": claim}
+            if self.answer_correct is not None:
+                item["correct"] = self.answer_correct[i]
+            if self.answer_in_contexts is not None:
+                item["contexts"] = [j for j, e in enumerate(self.answer_in_contexts[i]) if e]
+            rows.append(item)
+        return rows
+
+    def reference_details(self) -> list[list[dict[str, Any]]]:
+        out = []
+        for r, claims in enumerate(self.reference_claims):
+            in_ctx = self.reference_in_contexts[r]
+            in_ans = self.reference_in_answer[r]
+            rows = []
+            for i, claim in enumerate(claims):
+                item: dict[str, Any] = {"claim": claim}
+                if in_ans is not None:
+                    item["in_answer"] = in_ans[i]
+                if in_ctx is not None:
+                    item["contexts"] = [j for j, e in enumerate(in_ctx[i]) if e]
+                rows.append(item)
+            out.append(rows)
+        return out
+
+
+def _metric(name: str, s: _Store) -> Score:
+    ref_ctx = s.pooled_reference_in_contexts()
+    if name in _NS:
+        score = C.noise_sensitivity(
+            answer_correct=s.answer_correct or (),
+            answer_in_contexts=s.answer_in_contexts or (),
+            reference_in_contexts=ref_ctx,
+            mode="relevant" if name == "noise_sensitivity_relevant" else "irrelevant",
+        )
+        if ref_ctx:
+            relevant = C.relevant_contexts(ref_ctx, s.n_contexts)
+            extra: dict[str, Any] = {"relevant_contexts": [j for j, r in enumerate(relevant) if r]}
+        else:
+            extra = {}
+        return _with(score, s, answer=True, reference=True, **extra)
+    if name == "faithfulness":
+        return _with(C.faithfulness(s.answer_in_contexts or ()), s, answer=True)
+    if name == "claim_precision":
+        return _with(C.claim_precision(s.answer_correct or ()), s, answer=True)
+    if name == "claim_recall":
+        return _with(s.best_recall(), s, reference=True)
+    if name == "claim_f1":
+        precision = C.claim_precision(s.answer_correct or ())
+        recall = s.best_recall()
+        if precision.value is None:
+            score = precision
+        elif recall.value is None:
+            score = recall
+        else:
+            total = precision.value + recall.value
+            score = Score(0.0 if total == 0 else 2 * precision.value * recall.value / total)
+        return _with(score, s, answer=True, reference=True)
+    if name == "context_utilization":
+        score = C.context_utilization(ref_ctx, s.pooled_reference_in_answer())
+        return _with(score, s, reference=True)
+    if name == "hallucination":
+        score = C.hallucination(s.answer_correct or (), s.answer_in_contexts or ())
+        return _with(score, s, answer=True)
+    if name == "self_knowledge":
+        score = C.self_knowledge(s.answer_correct or (), s.answer_in_contexts or ())
+        return _with(score, s, answer=True)
+    if name == "context_precision":
+        return _with(C.context_precision(ref_ctx, s.n_contexts), s, reference=True)
+    if name == "context_claim_recall":
+        return _with(C.context_claim_recall(ref_ctx), s, reference=True)
+    raise ValueError(f"Unknown claim metric {name!r}.")
+
+
+def _with(score: Score, s: _Store, *, answer: bool = False, reference: bool = False, **extra: Any):
+    details: dict[str, Any] = dict(s.meta)
+    if answer:
+        details["answer_claims"] = s.answer_details()
+    if reference:
+        details["reference_claims"] = s.reference_details()
+    details.update(extra)
+    return Score(score.value, reason=score.reason, details=details)
+
+
+def build(ctx: RunContext) -> ClaimsFamily:
+    return ClaimsFamily(ctx)

@@ -1,0 +1,209 @@
+"""Claim-level metrics as pure arithmetic over entailment matrices (RAGChecker's design).
+
+Every function here takes booleans that a judge produced once per sample and returns a
+:class:`~ragmeter.types.Score`. No function sees text or a model.
+
+The inputs, for one sample with ``n`` answer claims, ``m`` reference claims and ``k`` contexts:
+
+``answer_in_contexts``
+    ``n`` rows of ``k`` booleans: context ``j`` entails answer claim ``i``.
+``answer_correct``
+    ``n`` booleans: the reference answer entails answer claim ``i``.
+``reference_in_contexts``
+    ``m`` rows of ``k`` booleans: context ``j`` entails reference claim ``i``.
+``reference_in_answer``
+    ``m`` booleans: the answer entails reference claim ``i``.
+
+A context is *relevant* when it entails at least one reference claim. An answer claim is
+*incorrect* when the reference does not entail it (neutral and contradiction alike).
+
+Examples
+--------
+>>> noise_sensitivity(
+...     answer_correct=[True, False],
+...     answer_in_contexts=[[True, False], [True, False]],
+...     reference_in_contexts=[[True, False]],
+...     mode="relevant",
+... ).value
+0.5
+>>> faithfulness([[False, False]]).value
+0.0
+>>> faithfulness([]).reason
+'the answer has no claims'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from ragmeter.types import Score
+
+Matrix = Sequence[Sequence[bool]]
+
+NO_ANSWER_CLAIMS = "the answer has no claims"
+NO_REFERENCE_CLAIMS = "the reference answer has no claims"
+NO_CONTEXTS = "no contexts were retrieved"
+
+
+def _check_rows(name: str, matrix: Matrix, width: int | None) -> int:
+    """Return the row width of ``matrix``; every row must have the same width."""
+    widths = {len(row) for row in matrix}
+    if len(widths) > 1:
+        raise ValueError(f"The rows of {name} must all have the same length. Got {sorted(widths)}.")
+    found = widths.pop() if widths else width
+    if width is not None and found is not None and found != width:
+        raise ValueError(f"{name} must have {width} columns (one per context). Got {found}.")
+    return found if found is not None else 0
+
+
+def _check_length(name: str, values: Sequence[bool], n: int, what: str) -> None:
+    if len(values) != n:
+        raise ValueError(f"{name} must have one value per {what} ({n}). Got {len(values)}.")
+
+
+def relevant_contexts(reference_in_contexts: Matrix, n_contexts: int) -> tuple[bool, ...]:
+    """Which contexts entail at least one reference claim."""
+    _check_rows("reference_in_contexts", reference_in_contexts, n_contexts)
+    return tuple(any(row[j] for row in reference_in_contexts) for j in range(n_contexts))
+
+
+def _share(flags: Sequence[bool], empty_reason: str) -> Score:
+    if not flags:
+        return Score.undefined(empty_reason)
+    return Score(sum(1 for f in flags if f) / len(flags))
+
+
+def faithfulness(answer_in_contexts: Matrix) -> Score:
+    """Share of answer claims entailed by at least one context."""
+    if not answer_in_contexts:
+        return Score.undefined(NO_ANSWER_CLAIMS)
+    if _check_rows("answer_in_contexts", answer_in_contexts, None) == 0:
+        return Score.undefined(NO_CONTEXTS)
+    return _share([any(row) for row in answer_in_contexts], NO_ANSWER_CLAIMS)
+
+
+def claim_precision(answer_correct: Sequence[bool]) -> Score:
+    """Share of answer claims the reference entails."""
+    return _share(answer_correct, NO_ANSWER_CLAIMS)
+
+
+def claim_recall(reference_in_answer: Sequence[bool]) -> Score:
+    """Share of reference claims the answer entails."""
+    return _share(reference_in_answer, NO_REFERENCE_CLAIMS)
+
+
+def claim_f1(answer_correct: Sequence[bool], reference_in_answer: Sequence[bool]) -> Score:
+    """Harmonic mean of claim precision and claim recall (0 when both are 0)."""
+    precision = claim_precision(answer_correct)
+    recall = claim_recall(reference_in_answer)
+    if precision.value is None:
+        return precision
+    if recall.value is None:
+        return recall
+    total = precision.value + recall.value
+    return Score(0.0 if total == 0 else 2 * precision.value * recall.value / total)
+
+
+def context_claim_recall(reference_in_contexts: Matrix) -> Score:
+    """Share of reference claims entailed by at least one context (retriever recall)."""
+    if not reference_in_contexts:
+        return Score.undefined(NO_REFERENCE_CLAIMS)
+    if _check_rows("reference_in_contexts", reference_in_contexts, None) == 0:
+        return Score.undefined(NO_CONTEXTS)
+    return _share([any(row) for row in reference_in_contexts], NO_REFERENCE_CLAIMS)
+
+
+def context_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
+    """Share of contexts that are relevant (entail at least one reference claim)."""
+    if n_contexts == 0:
+        return Score.undefined(NO_CONTEXTS)
+    if not reference_in_contexts:
+        return Score.undefined(NO_REFERENCE_CLAIMS)
+    return _share(relevant_contexts(reference_in_contexts, n_contexts), NO_CONTEXTS)
+
+
+def context_utilization(
+    reference_in_contexts: Matrix, reference_in_answer: Sequence[bool]
+) -> Score:
+    """Of the reference claims found in the contexts, the share the answer also states."""
+    if not reference_in_contexts:
+        return Score.undefined(NO_REFERENCE_CLAIMS)
+    _check_length("reference_in_answer", reference_in_answer, len(reference_in_contexts), "claim")
+    retrieved = [
+        in_answer
+        for row, in_answer in zip(reference_in_contexts, reference_in_answer, strict=True)
+        if any(row)
+    ]
+    return _share(retrieved, "no reference claim is entailed by any context")
+
+
+def _answer_flags(
+    answer_correct: Sequence[bool], answer_in_contexts: Matrix
+) -> tuple[int, Score | None]:
+    n = len(answer_correct)
+    if n == 0:
+        return 0, Score.undefined(NO_ANSWER_CLAIMS)
+    _check_length("answer_in_contexts", answer_in_contexts, n, "answer claim")
+    if _check_rows("answer_in_contexts", answer_in_contexts, None) == 0:
+        return n, Score.undefined(NO_CONTEXTS)
+    return n, None
+
+
+def hallucination(answer_correct: Sequence[bool], answer_in_contexts: Matrix) -> Score:
+    """Share of answer claims that are incorrect and entailed by no context."""
+    n, undefined = _answer_flags(answer_correct, answer_in_contexts)
+    if undefined is not None:
+        return undefined
+    hits = sum(
+        1
+        for ok, row in zip(answer_correct, answer_in_contexts, strict=True)
+        if not ok and not any(row)
+    )
+    return Score(hits / n)
+
+
+def self_knowledge(answer_correct: Sequence[bool], answer_in_contexts: Matrix) -> Score:
+    """Share of answer claims that are correct and entailed by no context."""
+    n, undefined = _answer_flags(answer_correct, answer_in_contexts)
+    if undefined is not None:
+        return undefined
+    hits = sum(
+        1 for ok, row in zip(answer_correct, answer_in_contexts, strict=True) if ok and not any(row)
+    )
+    return Score(hits / n)
+
+
+def noise_sensitivity(
+    *,
+    answer_correct: Sequence[bool],
+    answer_in_contexts: Matrix,
+    reference_in_contexts: Matrix,
+    mode: Literal["relevant", "irrelevant"],
+) -> Score:
+    """Share of answer claims that are incorrect and come from relevant (or irrelevant) contexts.
+
+    ``relevant``: incorrect and entailed by some relevant context. ``irrelevant``: incorrect,
+    entailed by some irrelevant context and by no relevant one. The denominator is every answer
+    claim. Lower is better.
+    """
+    if mode not in ("relevant", "irrelevant"):
+        raise ValueError(f"mode must be 'relevant' or 'irrelevant'. Got {mode!r}.")
+    n, undefined = _answer_flags(answer_correct, answer_in_contexts)
+    if undefined is not None:
+        return undefined
+    k = _check_rows("answer_in_contexts", answer_in_contexts, None)
+    if not reference_in_contexts:
+        return Score.undefined(NO_REFERENCE_CLAIMS)
+    relevant = relevant_contexts(reference_in_contexts, k)
+    hits = 0
+    for ok, row in zip(answer_correct, answer_in_contexts, strict=True):
+        if ok:
+            continue
+        from_relevant = any(e and r for e, r in zip(row, relevant, strict=True))
+        from_irrelevant = any(e and not r for e, r in zip(row, relevant, strict=True))
+        if mode == "relevant":
+            hits += from_relevant
+        else:
+            hits += from_irrelevant and not from_relevant
+    return Score(hits / n)

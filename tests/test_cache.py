@@ -1,0 +1,114 @@
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragmeter.cache import JudgeCache, cache_key, default_cache_path
+
+BASE = dict(
+    model="m",
+    endpoint="http://x/v1",
+    prompt={"id": "p", "hash": "h"},
+    messages=[{"role": "user", "content": "hi"}],
+    params={"temperature": 0.0},
+    schema={"type": "object"},
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("model", "m2"),
+        ("endpoint", "http://y/v1"),
+        ("prompt", {"id": "p", "hash": "h2"}),
+        ("prompt", {"id": "p2", "hash": "h"}),
+        ("messages", [{"role": "user", "content": "hi!"}]),
+        ("params", {"temperature": 0.5}),
+        ("schema", {"type": "array"}),
+    ],
+)
+def test_every_component_changes_the_key(field, value) -> None:
+    assert cache_key(**{**BASE, field: value}) != cache_key(**BASE)
+
+
+def test_key_is_stable_and_ignores_a_trailing_slash() -> None:
+    assert cache_key(**BASE) == cache_key(**{**BASE, "endpoint": "http://x/v1/"})
+    assert len(cache_key(**BASE)) == 64
+
+
+def test_default_path_honours_env(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path))
+    assert default_cache_path() == tmp_path / "judge.sqlite3"
+
+
+def test_round_trip_and_wal(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    assert cache.get("k") is None
+    cache.put("k", '{"a": 1}', model="m", prompt="p")
+    assert cache.get("k") == '{"a": 1}'
+    mode = sqlite3.connect(tmp_path / "c.sqlite3").execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+    reopened = JudgeCache(tmp_path / "c.sqlite3")
+    assert reopened.get("k") == '{"a": 1}' and len(reopened) == 1
+
+
+def test_a_tampered_reply_is_not_served(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    cache.put("k", '{"a": 1}', model="m", prompt="p")
+    con = sqlite3.connect(tmp_path / "c.sqlite3")
+    con.execute("UPDATE replies SET reply = '{\"a\": 2}'")
+    con.commit()
+    assert cache.get("k") is None
+
+
+def test_a_corrupt_file_is_bypassed_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.warns(RuntimeWarning, match="not used.*--no-cache"):
+        cache = JudgeCache(path)
+    assert not cache.enabled
+    assert cache.get("k") is None
+    cache.put("k", "v", model="m", prompt="p")  # no error, nothing stored
+    assert cache.describe()["bypassed"]
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    cache = JudgeCache(path)
+    for i in range(n):
+        cache.put(f"{worker}-{i}", f"reply {worker} {i}", model="m", prompt="p")
+        assert cache.get(f"{worker}-{i}") == f"reply {worker} {i}"
+
+
+def test_concurrent_processes_share_one_cache_without_corruption(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite3")
+    JudgeCache(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, w, 150)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 600
+
+
+def test_replies_committed_before_sigkill_survive(tmp_path: Path) -> None:
+    path = tmp_path / "k.sqlite3"
+    script = (
+        "import os, signal\n"
+        "from ragmeter.cache import JudgeCache\n"
+        f"c = JudgeCache({str(path)!r})\n"
+        "for i in range(5): c.put(str(i), 'v', model='m', prompt='p')\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    proc = subprocess.run([sys.executable, "-c", script], env={"PYTHONPATH": src}, check=False)
+    assert proc.returncode == -9
+    assert len(JudgeCache(path)) == 5
