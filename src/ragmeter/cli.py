@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.errors import ConfigError, RagmeterError
@@ -32,7 +33,7 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]Error:[/] {message}", markup=True, highlight=False)
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -101,7 +102,7 @@ def evaluate(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
     engine: Annotated[
-        str, typer.Option(help="'local' (this process) or 'ray' (needs ragmeter[ray]).")
+        str, typer.Option(help="'local' (this process) or 'ray' (needs the ray extra).")
     ] = "local",
     ray_address: Annotated[
         str | None,
@@ -170,13 +171,13 @@ def evaluate(
     if not quiet:
         print_summary(result)
     if out is not None:
-        err_console.print(f"Results: {out}")
+        err_console.print(f"Results: {out}", markup=False)
     if report is not None:
-        err_console.print(f"Report: {report}")
+        err_console.print(f"Report: {report}", markup=False)
     failed = check_gates(result, gates)
     if failed:
         for line in failed:
-            err_console.print(f"[bold red]FAIL[/] {line}", highlight=False)
+            err_console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
         raise typer.Exit(EXIT_GATE)
 
 
@@ -238,7 +239,7 @@ def print_summary(result: Any) -> None:
     if skipped:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
         for name, why in noted.items():
-            err_console.print(f"skipped {name}: {why}", highlight=False)
+            err_console.print(f"skipped {name}: {why}", highlight=False, markup=False)
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -292,7 +293,7 @@ def main() -> None:
     try:
         app()
     except RagmeterError as exc:  # raised from a command without its own handler
-        err_console.print(f"[bold red]Error:[/] {exc}", highlight=False)
+        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         err_console.print("Interrupted.")

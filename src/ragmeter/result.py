@@ -124,7 +124,8 @@ def json_record(record: dict[str, Any]) -> str:
     try:
         text = json.dumps(record, ensure_ascii=False, default=str, allow_nan=False)
     except ValueError:
-        text = json.dumps(_finite(record), ensure_ascii=False, default=str)
+        record = _finite(record)
+        text = json.dumps(record, ensure_ascii=False, default=str)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
