@@ -8,7 +8,9 @@ judge is a calibrated verifier instead:
   (spaCy through :mod:`ragmeter.models.entities` when installed, else a labelled regular
   expression fallback), and for ``response_relevancy`` returns the *offline-answer-sentences*
   variant: the answer's leading claims written as questions, and a pattern-based noncommittal
-  flag ("I don't know", "cannot answer", "no information"...).
+  flag ("I don't know", "cannot answer", "no information", "has not been provided"...). Its
+  ``questions_method`` starts with "offline", so the response_relevancy family scores with its
+  own offline variant ("offline-typed-coverage") rather than with these stand-in questions.
 * **verify** scores every (claim, premise) cell with a logistic model over lexical evidence
   (K-Precision, content-word precision over the whole premise and over its best window of two
   sentences, bigram precision, trigram cover, numbers and capitalised names missing from the
@@ -139,7 +141,10 @@ _NONCOMMITTAL_RE = re.compile(
     r"no\s+(?:relevant\s+)?information|not\s+enough\s+information|insufficient\s+information|"
     r"(?:does|do)\s+not\s+(?:contain|provide|mention)\s+(?:any\s+)?(?:information|details)|"
     r"not\s+(?:possible|clear)\s+(?:to\s+(?:determine|say|tell)|from\s+the)|"
-    r"there\s+is\s+no\s+way\s+to\s+know|as\s+an\s+ai\b"
+    r"there\s+is\s+no\s+way\s+to\s+know|as\s+an\s+ai\b|"
+    # hedges that leave the question open: "... have not been provided", "is unknown"
+    r"(?:has|have)\s+not\s+been\s+(?:provided|given|specified|disclosed|announced)|"
+    r"(?:is|are|remains?)\s+(?:currently\s+|still\s+)?unknown|not\s+well\s+understood"
     r")",
     re.IGNORECASE,
 )

@@ -1,0 +1,122 @@
+"""Context relevance family: Unitxt's question likelihood given each retrieved context.
+
+Each context is scored by :class:`ragmeter.models.lm_scorer.QuestionLikelihood`: the
+geometric mean of the probabilities a language model gives the question's tokens (and its
+end token) when asked to ``Generate a question based on the given content: {context}``.
+
+- ``context_relevance``: the best context's score (max over contexts), as Unitxt.
+- ``context_relevance_at_k`` for K in 1, 3, 5: the mean score of the first K contexts in
+  retrieval order (of all of them when fewer than K were retrieved).
+
+All (question, context) pairs of a batch of samples are scored together. Per-context scores
+are rounded to 6 decimals: float32 matrix products differ in the last bits with the shapes of
+the batch a pair lands in (about 1e-8 here), and a row's score must not depend on its
+batch-mates. The model is
+found in ``build``, so a missing model rejects the run before any work; it loads on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from ragmeter.errors import ConfigError
+from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.models.lm_scorer import QuestionLikelihood, load_question_likelihood
+from ragmeter.types import MetricSpec, Sample, Score
+
+__all__ = ["SPECS", "ContextRelevanceFamily", "build"]
+
+FAMILY = "context_relevance"
+KS: tuple[int, ...] = (1, 3, 5)
+
+SPECS: tuple[MetricSpec, ...] = (
+    MetricSpec(
+        "context_relevance",
+        FAMILY,
+        ("question", "contexts"),
+        "Best context's likelihood of evoking the question: exp(-mean token cross-entropy) of "
+        "the question given 'Generate a question based on the given content: {context}' "
+        "(Unitxt's perplexity context relevance, max over contexts).",
+    ),
+    *(
+        MetricSpec(
+            f"context_relevance_at_{k}",
+            FAMILY,
+            ("question", "contexts"),
+            f"Mean context relevance of the first {k} retrieved contexts (all of them when "
+            f"fewer than {k} were retrieved).",
+        )
+        for k in KS
+    ),
+)
+
+NAMES: frozenset[str] = frozenset(spec.name for spec in SPECS)
+_DECIMALS = 6
+
+
+def _outcomes(scores: Sequence[float], metrics: Sequence[str], model: str) -> dict[str, Outcome]:
+    out: dict[str, Outcome] = {}
+    for name in metrics:
+        if name == "context_relevance":
+            best = max(range(len(scores)), key=lambda i: scores[i])
+            out[name] = Score(
+                max(scores),
+                details={"model": model, "context_scores": list(scores), "best_context": best},
+            )
+        else:
+            k = int(name.rsplit("_", 1)[1])
+            head = scores[:k]
+            out[name] = Score(sum(head) / len(head))
+    return out
+
+
+class ContextRelevanceFamily:
+    """Scores the context-relevance metrics of a batch with one question-likelihood model."""
+
+    def __init__(self, scorer: QuestionLikelihood) -> None:
+        self.scorer = scorer
+
+    def score_samples(
+        self, samples: Sequence[Sample], metrics: Sequence[str]
+    ) -> list[dict[str, Outcome]]:
+        """Synchronous core of :meth:`score_batch`: one model pass over every pair."""
+        unknown = [name for name in metrics if name not in NAMES]
+        if unknown:
+            raise ConfigError(
+                f"The context_relevance family has no metric {', '.join(map(repr, unknown))}. "
+                f"It has: {', '.join(sorted(NAMES))}."
+            )
+        contexts: list[str] = []
+        questions: list[str] = []
+        spans: list[tuple[int, int] | str] = []
+        for sample in samples:
+            question = sample.question or ""
+            found = tuple(sample.contexts or ())
+            if not question.strip():
+                spans.append("The question is empty, so no context can evoke it.")
+            elif not found:
+                spans.append("No contexts were retrieved for this question.")
+            else:
+                spans.append((len(contexts), len(contexts) + len(found)))
+                contexts.extend(found)
+                questions.extend([question] * len(found))
+        scores = [round(value, _DECIMALS) for value in self.scorer.score(contexts, questions)]
+        out: list[dict[str, Outcome]] = []
+        for span in spans:
+            if isinstance(span, str):
+                out.append({name: Score.undefined(span) for name in metrics})
+            else:
+                out.append(_outcomes(scores[span[0] : span[1]], metrics, self.scorer.name))
+        return out
+
+    async def score_batch(
+        self, samples: Sequence[Sample], metrics: Sequence[str]
+    ) -> list[dict[str, Outcome]]:
+        # The model is CPU-bound: run it off the event loop so judge calls keep flowing.
+        return await asyncio.to_thread(self.score_samples, samples, metrics)
+
+
+def build(ctx: RunContext) -> ContextRelevanceFamily:
+    """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing."""
+    return ContextRelevanceFamily(load_question_likelihood(ctx.settings.relevance_model))

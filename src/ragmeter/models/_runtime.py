@@ -1,0 +1,114 @@
+"""Process-wide plumbing shared by the local models: threads, cache dir, offline mode.
+
+Nothing here imports a heavy library at module import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from ragmeter.errors import ModelUnavailableError
+
+__all__ = [
+    "cache_dir",
+    "cached_model",
+    "default_threads",
+    "enable_offline_hub",
+    "encodable",
+    "sha256_of",
+    "torch_setup",
+]
+
+T = TypeVar("T")
+
+_LOCK = threading.Lock()
+_MODELS: dict[tuple[str, str], object] = {}
+
+
+def default_threads() -> int:
+    """Threads for one model's math: ``RAGMETER_THREADS``, else the CPU count, at most 8."""
+    raw = os.environ.get("RAGMETER_THREADS")
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            value = 0
+        if value < 1:
+            raise ModelUnavailableError(
+                f"RAGMETER_THREADS must be an integer >= 1. Got {raw!r}. "
+                "Unset it to use every core (at most 8)."
+            )
+        return value
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def cache_dir() -> Path:
+    """ragmeter's user cache dir: ``RAGMETER_CACHE_DIR``, else the platform's user cache."""
+    env = os.environ.get("RAGMETER_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ragmeter"))
+
+
+def enable_offline_hub() -> None:
+    """Make Hugging Face libraries fail fast instead of retrying an unreachable hub.
+
+    Users who can reach the hub and want downloads set ``HF_HUB_OFFLINE=0`` themselves.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def encodable(texts: Sequence[str]) -> list[str]:
+    """``texts`` with lone surrogates (invalid in UTF-8) replaced by ``?``.
+
+    Tokenizers written in Rust reject a Python string they cannot encode as UTF-8; one such
+    text would fail a whole batch.
+    """
+    out = []
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = text.encode("utf-8", "replace").decode("utf-8")
+        out.append(text)
+    return out
+
+
+def sha256_of(path: Path, *, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cached_model(kind: str, key: str, load: Callable[[], T]) -> T:
+    """Load a model once per process: later calls with the same ``(kind, key)`` reuse it."""
+    with _LOCK:
+        found = _MODELS.get((kind, key))
+        if found is None:
+            found = load()
+            _MODELS[(kind, key)] = found
+        return found  # type: ignore[return-value]
+
+
+_TORCH_READY = False
+
+
+def torch_setup() -> None:
+    """Set torch's intra-op threads once (see :func:`default_threads`)."""
+    global _TORCH_READY
+    if _TORCH_READY:
+        return
+    import torch
+
+    torch.set_num_threads(default_threads())
+    _TORCH_READY = True

@@ -1,0 +1,236 @@
+"""Question likelihood (Unitxt's context relevance) on tiny random models and the offline LM."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from ragmeter.errors import ModelUnavailableError  # noqa: E402
+from ragmeter.models.lm_scorer import (  # noqa: E402
+    RELEVANCE_PROMPT,
+    QuestionLikelihood,
+    load_question_likelihood,
+    resolve_relevance_model,
+)
+
+WORDS = [
+    "generate",
+    "a",
+    "question",
+    "based",
+    "on",
+    "the",
+    "given",
+    "content",
+    ":",
+    "the",
+    "eiffel",
+    "tower",
+    "is",
+    "in",
+    "paris",
+    "when",
+    "was",
+    "it",
+    "built",
+    "?",
+    "what",
+    "is",
+    "photosynthesis",
+    "plants",
+    "make",
+    "sugar",
+    "from",
+    "light",
+    "where",
+    "tower",
+]
+
+
+def tiny_tokenizer(folder: Path, *, chat: bool = False) -> transformers.PreTrainedTokenizerFast:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+    vocab = {"<pad>": 0, "</s>": 1, "<unk>": 2}
+    for word in WORDS:
+        vocab.setdefault(word, len(vocab))
+    inner = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    inner.normalizer = normalizers.Lowercase()
+    inner.pre_tokenizer = pre_tokenizers.Whitespace()
+    inner.post_processor = processors.TemplateProcessing(
+        single="$A </s>", pair="$A </s> $B </s>", special_tokens=[("</s>", 1)]
+    )
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=inner, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
+    if chat:
+        tokenizer.chat_template = (
+            "{% for m in messages %}user : {{ m['content'] }} </s>{% endfor %}"
+            "{% if add_generation_prompt %}question :{% endif %}"
+        )
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def tiny_t5(folder: Path) -> Path:
+    torch.manual_seed(0)
+    tokenizer = tiny_tokenizer(folder)
+    config = transformers.T5Config(
+        vocab_size=len(tokenizer),
+        d_model=16,
+        d_ff=32,
+        d_kv=8,
+        num_layers=1,
+        num_heads=2,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+    )
+    transformers.T5ForConditionalGeneration(config).save_pretrained(folder)
+    return folder
+
+
+def tiny_llama(folder: Path, *, chat: bool) -> Path:
+    torch.manual_seed(0)
+    tokenizer = tiny_tokenizer(folder, chat=chat)
+    config = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=128,
+        pad_token_id=0,
+        eos_token_id=1,
+        bos_token_id=1,
+    )
+    transformers.LlamaForCausalLM(config).save_pretrained(folder)
+    return folder
+
+
+CONTEXTS = [
+    "The Eiffel tower is in Paris",
+    "plants make sugar from light",
+    "",
+    "the tower",
+]
+QUESTIONS = [
+    "When was it built?",
+    "What is photosynthesis?",
+    "where is the tower?",
+    "when was the eiffel tower built ?",
+]
+
+
+def test_seq2seq_score_is_unitxt_geometric_mean_including_end_token(tmp_path: Path) -> None:
+    folder = tiny_t5(tmp_path / "t5")
+    scorer = load_question_likelihood(str(folder))
+    scores = scorer.score(CONTEXTS, QUESTIONS)
+    model = transformers.T5ForConditionalGeneration.from_pretrained(folder).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    for context, question, score in zip(CONTEXTS, QUESTIONS, scores, strict=True):
+        source = tokenizer(RELEVANCE_PROMPT.format(context=context), return_tensors="pt")
+        target = tokenizer(question, return_tensors="pt")["input_ids"]
+        assert target[0, -1].item() == tokenizer.eos_token_id  # the end token is scored
+        with torch.inference_mode():
+            loss = model(**source, labels=target).loss  # mean CE over the target tokens
+        assert score == pytest.approx(math.exp(-loss.item()), abs=1e-5)
+        assert 0.0 < score <= 1.0
+    assert scorer.describe()["backend"] == "seq2seq"
+    assert scorer.describe()["dtype"] == "float32"  # Unitxt's precision
+
+
+def test_batched_scores_equal_one_by_one_scores_in_input_order(tmp_path: Path) -> None:
+    folder = tiny_t5(tmp_path / "t5")
+    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), batch_size=3)
+    together = scorer.score(CONTEXTS, QUESTIONS)
+    alone = [scorer.score([c], [q])[0] for c, q in zip(CONTEXTS, QUESTIONS, strict=True)]
+    assert together == pytest.approx(alone, abs=1e-5)
+    assert len(set(round(s, 6) for s in together)) == len(together)
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_causal_score_covers_only_question_tokens_and_end_token(tmp_path: Path, chat: bool) -> None:
+    folder = tiny_llama(tmp_path / "llama", chat=chat)
+    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), batch_size=4)
+    scores = scorer.score(CONTEXTS, QUESTIONS)
+    assert scorer.describe()["prompt_format"] == ("chat" if chat else "plain")
+    model = transformers.LlamaForCausalLM.from_pretrained(folder).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    for context, question, score in zip(CONTEXTS, QUESTIONS, scores, strict=True):
+        prompt = RELEVANCE_PROMPT.format(context=context)
+        if chat:
+            text = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+            prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        else:
+            prompt_ids = tokenizer(prompt + "\n")["input_ids"]
+        target = [*tokenizer(question, add_special_tokens=False)["input_ids"], 1]
+        ids = torch.tensor([prompt_ids + target])
+        with torch.inference_mode():
+            logits = model(input_ids=ids).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        start = len(prompt_ids)
+        picked = [logprobs[start + i - 1, token].item() for i, token in enumerate(target)]
+        assert score == pytest.approx(math.exp(sum(picked) / len(picked)), abs=1e-5)
+
+
+def test_long_contexts_are_cut_to_max_context_tokens(tmp_path: Path) -> None:
+    folder = tiny_t5(tmp_path / "t5")
+    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), max_context_tokens=4)
+    long = "the eiffel tower is in paris " * 50
+    cut = "the eiffel tower is"
+    assert scorer.score([long], ["when ?"]) == pytest.approx(
+        scorer.score([cut], ["when ?"]), abs=1e-6
+    )
+
+
+def test_score_rejects_unequal_lengths(tmp_path: Path) -> None:
+    scorer = load_question_likelihood(str(tiny_t5(tmp_path / "t5")))
+    with pytest.raises(ValueError, match="one question per context"):
+        scorer.score(["a", "b"], ["q"])
+    assert scorer.score([], []) == []
+
+
+def test_missing_model_says_how_to_supply_it(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailableError, match="--relevance-model PATH"):
+        resolve_relevance_model("google/flan-t5-small-not-cached")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(ModelUnavailableError, match="without config.json"):
+        resolve_relevance_model(str(empty))
+
+
+@pytest.mark.slow
+def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion() -> None:
+    pytest.importorskip("gguf")
+    source = resolve_relevance_model("offline")
+    scorer = QuestionLikelihood(source)
+    question = "When was the Eiffel Tower completed?"
+    contexts = [
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris, completed in 1889.",
+        "Photosynthesis converts light energy into chemical energy in green plants.",
+    ]
+    relevant, irrelevant = scorer.score(contexts, [question, question])
+    assert relevant > irrelevant
+    assert scorer.describe()["prompt_format"] == "chat"
+    # The converted model is now in the user cache dir: the next process loads it from there.
+    again = resolve_relevance_model("offline")
+    assert again.location is not None and Path(again.location, "config.json").is_file()
+    from ragmeter.models.lm_scorer import _load
+
+    loaded = _load(again)  # from the converted folder, not the GGUF
+    assert loaded.model.name_or_path == again.location
+    assert loaded.kind == "causal"
+
+
+def test_texts_with_lone_surrogates_are_scored_not_rejected(tmp_path: Path) -> None:
+    scorer = load_question_likelihood(str(tiny_t5(tmp_path / "t5")))
+    broken, clean = scorer.score(["the tower \ud800", "the tower ?"], ["when \ud800", "when ?"])
+    assert broken == pytest.approx(clean, abs=1e-6)  # the surrogate reads as "?"
