@@ -457,15 +457,7 @@ class _Runner:
                     break
                 try:
                     rec = json.loads(raw)
-                    row = RowResult(
-                        index=int(rec["index"]),
-                        id=rec.get("id"),
-                        scores=dict(rec.get("scores", {})),
-                        reasons=dict(rec.get("reasons", {})),
-                        failures=dict(rec.get("failures", {})),
-                        details=dict(rec.get("details", {})),
-                        metadata=rec.get("metadata"),
-                    )
+                    row = RowResult.from_json(rec)
                 except (ValueError, KeyError, TypeError):
                     break
                 good_bytes += len(raw)

@@ -171,6 +171,19 @@ class RowResult:
         if outcome.details:
             self.details[metric] = dict(outcome.details)
 
+    @classmethod
+    def from_json(cls, rec: Mapping[str, Any]) -> RowResult:
+        """The inverse of :meth:`to_json` (a results line read back)."""
+        return cls(
+            index=int(rec["index"]),
+            id=rec.get("id"),
+            scores=dict(rec.get("scores", {})),
+            reasons=dict(rec.get("reasons", {})),
+            failures=dict(rec.get("failures", {})),
+            details=dict(rec.get("details", {})),
+            metadata=rec.get("metadata"),
+        )
+
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {
             "index": self.index,

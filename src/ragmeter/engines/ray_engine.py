@@ -450,7 +450,7 @@ def _drain(
                 sink.writelines(written)
                 sink.flush()
             if state.keep_rows:
-                state.rows.extend(_row_from_json(json.loads(t)) for t in written)
+                state.rows.extend(RowResult.from_json(json.loads(t)) for t in written)
             state.n_rows += len(written)
             for name in job.metrics:
                 kinds = batch.column(f"k:{name}").to_numpy()[fresh]
@@ -469,18 +469,6 @@ def _drain(
 
 def _batches(scored: Any) -> Iterator[Any]:
     yield from scored.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2)
-
-
-def _row_from_json(rec: Mapping[str, Any]) -> RowResult:
-    return RowResult(
-        index=int(rec["index"]),
-        id=rec.get("id"),
-        scores=dict(rec.get("scores", {})),
-        reasons=dict(rec.get("reasons", {})),
-        failures=dict(rec.get("failures", {})),
-        details=dict(rec.get("details", {})),
-        metadata=rec.get("metadata"),
-    )
 
 
 def _ragmeter_cause(exc: BaseException) -> RagmeterError | None:

@@ -112,3 +112,16 @@ def torch_setup() -> None:
 
     torch.set_num_threads(default_threads())
     _TORCH_READY = True
+
+
+def in_hf_cache(name: str) -> bool:
+    """True when ``name`` is a model id whose config is in the local Hugging Face cache."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except ValueError:  # not a valid repo id (e.g. a path that does not exist)
+        return False
+    return isinstance(found, str)

@@ -34,6 +34,7 @@ from ragmeter.models._runtime import (
     default_threads,
     enable_offline_hub,
     encodable,
+    in_hf_cache,
     sha256_of,
     torch_setup,
 )
@@ -214,7 +215,7 @@ def _resolve_sentence_transformer(spec: str) -> str:
                 )
             return str(folder)
     enable_offline_hub()
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not _in_hf_cache(
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not in_hf_cache(
         spec
     ):
         raise ModelUnavailableError(
@@ -223,18 +224,6 @@ def _resolve_sentence_transformer(spec: str) -> str:
             "path, e.g. --embedder /path/to/model, or use the default embedder 'offline'."
         )
     return spec
-
-
-def _in_hf_cache(name: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        found = try_to_load_from_cache(name, "config.json")
-    except ValueError:  # not a valid repo id
-        return False
-    return isinstance(found, str)
 
 
 def _load_sentence_transformer(location: str, spec: str) -> Any:

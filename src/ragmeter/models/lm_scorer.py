@@ -51,6 +51,7 @@ from ragmeter.models._runtime import (
     cached_model,
     enable_offline_hub,
     encodable,
+    in_hf_cache,
     sha256_of,
     torch_setup,
 )
@@ -126,18 +127,6 @@ def _offline_source() -> ModelSource:
     return ModelSource(_OFFLINE_NAME, None, gguf)
 
 
-def _in_hf_cache(name: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        found = try_to_load_from_cache(name, "config.json")
-    except ValueError:  # not a valid repo id (e.g. a path that does not exist)
-        return False
-    return isinstance(found, str)
-
-
 def resolve_relevance_model(spec: str = "offline") -> ModelSource:
     """Find the relevance model named by ``spec`` without loading it.
 
@@ -166,7 +155,7 @@ def resolve_relevance_model(spec: str = "offline") -> ModelSource:
                 "transformers model folder (config.json, weights, tokenizer files)."
             )
         return ModelSource(str(path), str(path))
-    if _in_hf_cache(spec):
+    if in_hf_cache(spec):
         return ModelSource(spec, spec)
     raise ModelUnavailableError(
         f"The relevance model {spec!r} is neither a local folder nor in the local Hugging "

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import cached_model, enable_offline_hub, encodable, torch_setup
+from ragmeter.models._runtime import (
+    cached_model,
+    enable_offline_hub,
+    encodable,
+    in_hf_cache,
+    torch_setup,
+)
 
 __all__ = ["DEFAULT_REWARD_MODEL", "AnswerReward", "load_answer_reward", "resolve_reward_model"]
 
@@ -32,18 +38,6 @@ _HOW = (
     "files) to this machine and pass it with --reward-model PATH (reward_model=PATH in the "
     "API), or place it in the local Hugging Face cache."
 )
-
-
-def _in_hf_cache(name: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        found = try_to_load_from_cache(name, "config.json")
-    except ValueError:  # not a valid repo id (e.g. a path that does not exist)
-        return False
-    return isinstance(found, str)
 
 
 def resolve_reward_model(spec: str | None = None) -> str:
@@ -76,7 +70,7 @@ def resolve_reward_model(spec: str | None = None) -> str:
                 f"The reward model folder {name!r} has no config.json. {_HOW}"
             )
         return str(path)
-    if _in_hf_cache(name):
+    if in_hf_cache(name):
         return name
     raise ModelUnavailableError(
         f"The reward model {name!r} is neither a local folder nor in the local Hugging Face "
