@@ -84,6 +84,7 @@ class JudgeCache:
     def __init__(self, path: str | os.PathLike[str] | None = None, *, timeout: float = 10.0):
         self.path = Path(path) if path is not None else default_cache_path()
         self.disabled_reason: str | None = None
+        self._timeout = timeout
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
@@ -126,7 +127,8 @@ class JudgeCache:
                 ).fetchone()
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
-                    log.warning("Judge cache %s is locked; treating %s as a miss.", self.path, key)
+                    # Waiting the busy timeout again on every call would stall the whole run.
+                    self._disable(f"another process kept it locked for {self._timeout:g} s")
                     return None
                 self._disable(f"reading failed ({exc})")
                 return None
@@ -154,7 +156,7 @@ class JudgeCache:
                 self._conn.commit()
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
-                    log.warning("Judge cache %s is locked; reply %s not stored.", self.path, key)
+                    self._disable(f"another process kept it locked for {self._timeout:g} s")
                     return
                 self._disable(f"writing failed ({exc})")
             except sqlite3.DatabaseError as exc:

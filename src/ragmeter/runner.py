@@ -16,7 +16,7 @@ import sys
 import tempfile
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from itertools import islice
 from pathlib import Path
 from typing import IO, Any
@@ -533,7 +533,10 @@ def make_result(
 def public_settings(settings: Settings) -> dict[str, Any]:
     """Settings as recorded in results and reports: no secrets, objects by name."""
     out: dict[str, Any] = {}
-    for key, value in asdict(settings).items():
+    # Field by field, not dataclasses.asdict: that deep-copies, and a judge object (locks, a
+    # cache connection) cannot be copied.
+    for item in fields(settings):
+        key, value = item.name, getattr(settings, item.name)
         if key == "api_key":
             continue
         if not isinstance(value, str | int | float | bool | tuple | list | type(None)):

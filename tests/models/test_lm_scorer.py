@@ -208,8 +208,15 @@ def test_missing_model_says_how_to_supply_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion() -> None:
+def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     pytest.importorskip("gguf")
+    from ragmeter.models import _runtime
+
+    # A fresh process as far as models go (another test may have loaded SmolLM2 already,
+    # with another cache dir): the conversion must happen, and land, in this test's cache dir.
+    monkeypatch.setattr(_runtime, "_MODELS", {})
     source = resolve_relevance_model("offline")
     scorer = QuestionLikelihood(source)
     question = "When was the Eiffel Tower completed?"
