@@ -224,7 +224,7 @@ class Plan:
                     raise
                 for spec in specs:
                     self.skipped[spec.name] = str(exc)
-                log.warning("Skipping %s: %s", ", ".join(s.name for s in specs), exc)
+                log.info("Skipping %s: %s", ", ".join(s.name for s in specs), exc)
         self.specs = [s for s in self.specs if s.family in self.families]
         if not self.specs:
             raise ModelUnavailableError(
