@@ -127,9 +127,13 @@ class ResponseRelevancyFamily:
         if not (sample.answer or "").strip():
             return {NAME: Score.undefined("the answer is empty")}
         analysis = await self.judge.analyze(request_for(sample, ("questions",), self.n))
+        offline = str(analysis.meta.get("questions_method", "")).startswith("offline")
+        if offline and analysis.noncommittal is not None and not analysis.questions:
+            # The offline questions are the answer's sentences: an answer of punctuation alone
+            # ("?", "...") has none, which is a property of the data, not a judge failure.
+            return {NAME: Score.undefined("the answer has no sentence with a word in it")}
         if analysis.noncommittal is None or not analysis.questions:
             return {NAME: Failure(NAME, "The judge returned no questions or no noncommittal flag.")}
-        offline = str(analysis.meta.get("questions_method", "")).startswith("offline")
         details: dict[str, Any] = {
             **judge_ref(analysis.meta),
             "noncommittal": analysis.noncommittal,
