@@ -62,8 +62,17 @@ def plot_distribution(
     from matplotlib.figure import Figure
 
     with matplotlib.rc_context(_RC):
-        fig = Figure(figsize=(8.0, 2.6 + 0.18 * max(0, len(groups) - 3)), layout="constrained")
+        # Constrained layout is only needed for group labels of varying width on the box
+        # plot's axis; fixed margins draw a single-group figure about twice as fast.
+        fig = Figure(
+            figsize=(8.0, 2.6 + 0.18 * max(0, len(groups) - 3)),
+            layout=None if len(groups) == 1 else "constrained",
+        )
         ax_hist, ax_box = fig.subplots(1, 2, width_ratios=[3, 2])
+        if len(groups) == 1:
+            fig.subplots_adjust(
+                left=0.08, right=0.98, bottom=0.19, top=0.78 if title else 0.88, wspace=0.18
+            )
         lo, hi = info.lower, info.upper
         if not hi > lo:
             lo, hi = 0.0, 1.0
