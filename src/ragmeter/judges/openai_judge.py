@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import random
@@ -304,15 +305,7 @@ class OpenAIJudge:
             schema=S.analyze_schema(request.wants),
             parse=lambda content: S.parse_analyze(content, request),
         )
-        return Analysis(
-            answer_claims=parts.answer_claims,
-            reference_claims=parts.reference_claims,
-            reference_entities=parts.reference_entities,
-            context_entities=parts.context_entities,
-            questions=parts.questions,
-            noncommittal=parts.noncommittal,
-            meta={**meta, "cached": cached},
-        )
+        return dataclasses.replace(parts, meta={**meta, "cached": cached})
 
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
         prompt = self._verify_prompt

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragmeter.judges.base import AnalyzeRequest, ClaimBlock, Want
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Want
 from ragmeter.prompts import Prompt
 
 __all__ = [
@@ -211,17 +211,8 @@ def _numbered(label: str, numbers: Sequence[int], expected: int) -> None:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class AnalyzeParts:
-    answer_claims: tuple[str, ...] = ()
-    reference_claims: tuple[tuple[str, ...], ...] = ()
-    reference_entities: tuple[str, ...] = ()
-    context_entities: tuple[tuple[str, ...], ...] = ()
-    questions: tuple[str, ...] = ()
-    noncommittal: bool | None = None
-
-
-def parse_analyze(content: str | None, request: AnalyzeRequest) -> AnalyzeParts:
+def parse_analyze(content: str | None, request: AnalyzeRequest) -> Analysis:
+    """The validated parts of an analyze reply (provenance ``meta`` is the caller's)."""
     reply: AnalyzeReply = _validate(AnalyzeReply, _load(content))
     wants = ordered_wants(request.wants)
     parts: dict[str, Any] = {}
@@ -266,7 +257,7 @@ def parse_analyze(content: str | None, request: AnalyzeRequest) -> AnalyzeParts:
             parts["noncommittal"] = reply.noncommittal
     if missing:
         raise ReplyInvalid(f"the reply lacks the key(s) {', '.join(missing)}")
-    return AnalyzeParts(**parts)
+    return Analysis(**parts)
 
 
 # ---------------------------------------------------------------- verify
