@@ -16,6 +16,15 @@ Row-level problems are never raised out of a run: they become ``Failure`` record
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """`` Did you mean 'a', 'b'?`` for up to three close names, or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=3, cutoff=0.5)
+    return f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+
 
 class RagmeterError(Exception):
     """Root of every error ragmeter raises on purpose."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.errors import ConfigError, MissingColumnError
+from ragmeter.errors import ConfigError, MissingColumnError, did_you_mean
 from ragmeter.types import FIELD_KINDS, FIELDS, Sample
 
 #: Other names accepted for canonical fields (Ragas, Unitxt's docs, common variants).
@@ -49,8 +49,7 @@ def _canonical(field: str) -> str:
     for canon, aliases in ALIASES.items():
         if field in aliases:
             return canon
-    close = difflib.get_close_matches(field, FIELDS, n=3, cutoff=0.5)
-    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(field, FIELDS)
     raise ConfigError(f"Unknown field {field!r} in the column mapping.{hint} Fields: {FIELDS}.")
 
 

@@ -6,13 +6,12 @@ Family modules import heavy libraries lazily, so importing the registry stays ch
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Iterable
 from functools import cache
 from types import ModuleType
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.types import MetricSpec
 
 #: Family name -> module path. One line per family.
@@ -51,8 +50,7 @@ def get_spec(name: str) -> MetricSpec:
     try:
         return specs[name]
     except KeyError:
-        close = difflib.get_close_matches(name, specs, n=3, cutoff=0.5)
-        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(name, specs)
         raise ConfigError(
             f"Unknown metric {name!r}.{hint} Run 'ragmeter metrics' to list them."
         ) from None

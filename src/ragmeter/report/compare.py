@@ -7,14 +7,13 @@ id, otherwise by ``index`` (and then ids, where both rows have one, must agree).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, DataError
+from ragmeter.errors import ConfigError, DataError, did_you_mean
 from ragmeter.report.load import MetricInfo, Row, Run, as_run
 from ragmeter.scoring.statistics import bootstrap_interval
 
@@ -113,8 +112,7 @@ class Comparison:
         try:
             return self.metrics[metric]
         except KeyError:
-            close = difflib.get_close_matches(metric, self.metrics, n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            hint = did_you_mean(metric, self.metrics)
             known = ", ".join(self.metrics) or "none"
             raise ConfigError(
                 f"Metric {metric!r} is not in both runs.{hint} Compared metrics: {known}."

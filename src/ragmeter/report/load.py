@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import DataError
+from ragmeter.errors import DataError, did_you_mean
 from ragmeter.scoring.statistics import Summary, summarize
 
 __all__ = [
@@ -171,10 +171,7 @@ class Run:
         try:
             return self.metrics[name]
         except KeyError:
-            import difflib
-
-            close = difflib.get_close_matches(name, self.metrics, n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            hint = did_you_mean(name, self.metrics)
             known = ", ".join(self.metrics) or "none"
             raise DataError(
                 f"Metric {name!r} is not in this run.{hint} The run has: {known}."

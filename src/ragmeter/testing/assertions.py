@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, did_you_mean
 
 __all__ = ["assert_scores"]
 
@@ -47,10 +47,7 @@ def assert_scores(result: Any, /, **bounds: float) -> None:
             raise ConfigError(f"The bound for {metric!r} must be a number. Got {bound!r}.")
         info = run.metric(metric) if metric in run.metrics else None
         if info is None:
-            import difflib
-
-            close = difflib.get_close_matches(metric, run.metrics, n=3, cutoff=0.5)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            hint = did_you_mean(metric, run.metrics)
             raise ConfigError(
                 f"assert_scores: metric {metric!r} is not in this result.{hint} "
                 f"It has: {', '.join(run.metrics) or 'no metric'}."
