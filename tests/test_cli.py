@@ -72,6 +72,7 @@ def test_column_mapping_with_dotted_path(tmp_path):
     ("args", "message"),
     [
         (["-m", "k_precison"], "Did you mean 'k_precision'"),
+        (["-m", " , "], "The metrics list is empty"),
         (["-m", "k_precision", "--fail-under", "k_precision"], "expected METRIC=VALUE"),
         (["-m", "k_precision", "--column", "contxts=a"], "Unknown field 'contxts'"),
         (["-m", "k_precision", "--max-concurrency", "0"], "must be >= 1"),
@@ -135,3 +136,14 @@ def test_console_script_runs_as_a_subprocess(tmp_path):
     )
     assert proc.returncode == 1, proc.stderr
     assert "FAIL" in proc.stderr and "map" in proc.stderr
+
+
+def test_failures_are_listed_when_rows_stream_to_out(tmp_path):
+    rows = [{"answer": "a b", "contexts": ["a"]}, {"answer": 5, "contexts": ["a"]}]
+    data = _write(tmp_path / "d.jsonl", rows)
+    res = runner.invoke(
+        app, ["evaluate", str(data), "-m", "k_precision", "--out", str(tmp_path / "o.jsonl")]
+    )
+    assert res.exit_code == 0, res.output
+    assert "1 metric failures" in res.output
+    assert "row 1 k_precision" in res.output and "field 'answer'" in res.output

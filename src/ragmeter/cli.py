@@ -248,9 +248,11 @@ def print_summary(result: Any) -> None:
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens{cost}",
             highlight=False,
         )
-    failures = result.failures()
-    if failures:
-        err_console.print(f"{len(failures)} metric failures; first ones:", highlight=False)
+    # Rows streamed to --out are not kept in memory; the run records its first failures.
+    failures = result.failures() or [tuple(f) for f in result.info.get("first_failures", ())]
+    total = sum(s.failed for s in result.summary.values())
+    if total:
+        err_console.print(f"{total} metric failures; first ones:", highlight=False)
         for index, metric, message in failures[:5]:
             err_console.print(f"  row {index} {metric}: {message}", highlight=False, markup=False)
 

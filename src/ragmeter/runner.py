@@ -178,7 +178,13 @@ class Plan:
     @classmethod
     def make(cls, metrics: Sequence[str] | str | None, cmap: ColumnMap, source: RowSource) -> Plan:
         if isinstance(metrics, str):
-            metrics = [m for m in metrics.split(",") if m.strip()]
+            metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+        if metrics is not None and not metrics:
+            raise ConfigError(
+                "The metrics list is empty. Name metrics (e.g. 'k_precision,mrr'; "
+                "`ragmeter metrics` lists them) or leave it out to run every metric whose "
+                "fields are present."
+            )
         if metrics:
             specs = registry.resolve(metrics)
             needed: dict[str, list[str]] = {}
@@ -419,6 +425,8 @@ class _Runner:
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
         self.n_rows = 0
+        # With rows streamed to a file and not kept, the first failures still reach the summary.
+        self.first_failures: list[tuple[int, str, str]] = []
 
     async def run(self, *, out: Path | None, resume: bool, progress: bool | None) -> None:
         done: set[int] = set()
@@ -473,6 +481,8 @@ class _Runner:
             acc.add(row, name)
         if self.keep_rows:
             self.rows.append(row)
+        elif row.failures and len(self.first_failures) < 5:
+            self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
     def _emit(self, rows: list[RowResult], sink: IO[str] | None, bar: Any) -> None:
         for row in rows:
@@ -493,6 +503,7 @@ class _Runner:
             n_rows=self.n_rows,
             started=started,
             data_name=data_name,
+            extra_info=None if self.keep_rows else {"first_failures": self.first_failures[:5]},
         )
 
 
