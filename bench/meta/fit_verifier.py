@@ -3,17 +3,24 @@
 The verifier scores each (claim, document) cell with ``sigmoid(w · features + b)``; a claim's
 support is its best document's; a sentence's predicted support is the mean over its claims.
 The weights minimise the cross-entropy between that prediction and the human sentence score
-(supported 1, partially 0.5, not_supported 0) with a small L2 penalty, on the *fit* half of
-the questions (``lfqa.question_split``: the same questions for all six systems). The verdict
-threshold is then chosen on the fit half to maximise the mean of three Spearman correlations
-of the claim-verdict faithfulness (sentence level, answer level averaged over systems, answer
-level pooled), with the hard conflict rules (``offline.hard_conflicts``) applied. Both halves
-are reported, and a two-fold cross-fitted estimate over all answers.
+(supported 1, partially 0.5, not_supported 0) with a small L2 penalty. The verdict threshold
+is then chosen on the same data to maximise the mean of three Spearman correlations of the
+claim-verdict faithfulness (sentence level, answer level averaged over systems, answer level
+pooled), with the hard conflict rules (``offline.hard_conflicts``) applied.
+
+The shipped constants are fitted on all 600 answers (3,993 sentences). The script prints
+those in-sample numbers next to two out-of-sample estimates of the same procedure:
+
+* leave one system out: fit on five of the six systems, score the sixth, for each system;
+* two folds of questions (``lfqa.question_split``): fit on one half, score the other.
+
+``soft support`` is ``faithfulness_support`` (mean support probability), ``verdicts`` is
+``faithfulness`` (share of claims entailed).
 
 Run::
 
-    PYTHONPATH=src python bench/meta/fit_verifier.py [--semantic] [--no-clauses]
-        [--no-pronouns]
+    PYTHONPATH=src python bench/meta/fit_verifier.py [--features all|v1|a,b,c] [--semantic]
+        [--no-clauses] [--no-pronouns] [--no-2fold]
 
 and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline.py``.
 """
@@ -79,6 +86,27 @@ def build(
     }
 
 
+def select(d: dict[str, np.ndarray], columns: Sequence[int]) -> dict[str, np.ndarray]:
+    """``d`` with only the feature ``columns`` in ``x`` (the full array kept as ``full``)."""
+    out = dict(d)
+    out["full"] = d.get("full", d["x"])
+    out["x"] = out["full"][..., list(columns)]
+    return out
+
+
+def subset(d: dict[str, np.ndarray], answers: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows of ``d`` that belong to the answers flagged in ``answers`` (a boolean mask)."""
+    keep_sentence = answers[d["sentence_answer"]]
+    keep_claim = keep_sentence[d["claim_sentence"]]
+    new_sentence = np.cumsum(keep_sentence) - 1
+    new_answer = np.cumsum(answers) - 1
+    out = {k: v[keep_claim] for k, v in d.items() if k in ("x", "mask", "full")}
+    out["claim_sentence"] = new_sentence[d["claim_sentence"][keep_claim]]
+    out["sentence_answer"] = new_answer[d["sentence_answer"][keep_sentence]]
+    out["y"] = d["y"][keep_sentence]
+    return out
+
+
 def _predict(params: np.ndarray, d: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
     w, b = params[:-1], params[-1]
     p = 1.0 / (1.0 + np.exp(-(d["x"] @ w + b)))
@@ -112,7 +140,8 @@ def scores(
     if threshold is None:
         cell = np.where(d["mask"], p, 0.0)
     else:
-        cell = ((p >= threshold) & ~hard_conflicts(d["x"]) & d["mask"]).astype(float)
+        conflicts = hard_conflicts(d.get("full", d["x"]))
+        cell = ((p >= threshold) & ~conflicts & d["mask"]).astype(float)
     per_claim = cell.max(axis=1)
     n_sent = len(d["y"])
     counts = np.bincount(d["claim_sentence"], minlength=n_sent)
@@ -147,70 +176,111 @@ def fit(answers: Sequence[Answer], d: dict[str, np.ndarray]) -> tuple[np.ndarray
     return params, best_t
 
 
+def _presets() -> dict[str, tuple[str, ...]]:
+    """Named feature sets: the first verifier's (``v1``) and every lexical feature."""
+    from ragmeter.judges.offline_features import ALL_LEXICAL_FEATURES, LEXICAL_FEATURES
+
+    return {"v1": LEXICAL_FEATURES, "all": ALL_LEXICAL_FEATURES}
+
+
+def out_of_sample(
+    answers: Sequence[Answer], data: dict[str, np.ndarray], groups: Sequence[Any]
+) -> dict[str, tuple[list[float], list[list[float]]]]:
+    """Scores of every answer by the model fitted without its group (soft and verdicts)."""
+    keys = np.asarray(groups)
+    out: dict[str, tuple[list[float], list[list[float]]]] = {}
+    answer_scores: dict[str, list[float]] = {"soft": [0.0] * len(answers), "verdicts": []}
+    answer_scores["verdicts"] = [0.0] * len(answers)
+    sentence_scores: dict[str, list[list[float]]] = {
+        "soft": [[] for _ in answers],
+        "verdicts": [[] for _ in answers],
+    }
+    for group in dict.fromkeys(groups):
+        test = keys == group
+        train_answers = [a for a, t in zip(answers, test, strict=True) if not t]
+        params, threshold = fit(train_answers, subset(data, ~test))
+        rows = np.flatnonzero(test)
+        for label, t in (("soft", None), ("verdicts", threshold)):
+            a_s, s_s = scores(params, t, subset(data, test))
+            for row, a_v, s_v in zip(rows, a_s, s_s, strict=True):
+                answer_scores[label][row] = a_v
+                sentence_scores[label][row] = s_v
+    for label in ("soft", "verdicts"):
+        out[label] = (answer_scores[label], sentence_scores[label])
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--semantic", action="store_true", help="fit the MiniLM variant")
     parser.add_argument("--no-clauses", action="store_true")
     parser.add_argument("--no-pronouns", action="store_true")
+    parser.add_argument(
+        "--features",
+        default="all",
+        help="'v1', 'all' (every lexical feature) or a comma-separated list of feature names",
+    )
+    parser.add_argument("--no-2fold", action="store_true", help="skip the question 2-fold")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    from ragmeter.judges.offline import (
-        LEXICAL_CALIBRATION,
-        SEMANTIC_CALIBRATION,
-        Calibration,
-        OfflineJudge,
+    from ragmeter.judges.offline import ALL_FEATURES, Calibration, OfflineJudge
+
+    presets = _presets()
+    names = presets.get(args.features) or tuple(
+        f.strip() for f in args.features.split(",") if f.strip()
     )
-
-    base = SEMANTIC_CALIBRATION if args.semantic else LEXICAL_CALIBRATION
+    if args.semantic:
+        names = (*names, "semantic")
+    # A probe calibration that asks for every feature, so one pass computes them all.
+    probe_names = tuple(f for f in ALL_FEATURES if f != "semantic" or args.semantic)
+    probe = Calibration(
+        features=probe_names,
+        weights=(0.0,) * len(probe_names),
+        bias=0.0,
+        threshold=0.5,
+        data="probe",
+        note="computes every feature",
+    )
     embedder = CachedEmbedder() if args.semantic else None
-    judge = OfflineJudge(embedder=embedder, calibration=base)
+    judge = OfflineJudge(embedder=embedder, calibration=probe)
     answers = load_lfqa()
-    fit_ids, held_ids = question_split(answers)
-    halves = {
-        "fit": [a for a in answers if a.question_id in fit_ids],
-        "heldout": [a for a in answers if a.question_id in held_ids],
-    }
     t0 = time.perf_counter()
-    data = {
-        k: build(v, judge, clauses=not args.no_clauses, pronouns=not args.no_pronouns)
-        for k, v in halves.items()
-    }
+    full = build(answers, judge, clauses=not args.no_clauses, pronouns=not args.no_pronouns)
     print(f"features in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    params, best_t = fit(halves["fit"], data["fit"])
+    data = select(full, [ALL_FEATURES.index(n) for n in names])
 
-    print("| questions | scores | answer ρ avg | answer ρ pooled | sentence ρ |")
-    print("|---|---|---|---|---|")
-    for half in ("fit", "heldout"):
-        for label, t in (("soft support", None), (f"verdicts (t={best_t})", best_t)):
-            c = correlations(halves[half], *scores(params, t, data[half]))
-            a, p, s = _summary(c)
-            print(f"| {half} half | {label} | {a:.3f} | {p:.3f} | {s:.3f} |")
-    # Two-fold cross-fitting: each half scored by the model fitted on the other half, so
-    # all 600 answers get an out-of-sample score (less noisy than one half's 50 per system).
-    other = {"fit": "heldout", "heldout": "fit"}
-    for soft in (True, False):
-        answer_scores: list[float] = []
-        sentence_scores: list[list[float]] = []
-        ordered: list[Answer] = []
-        for half in ("fit", "heldout"):
-            p_other, t_other = fit(halves[other[half]], data[other[half]])
-            a_s, s_s = scores(p_other, None if soft else t_other, data[half])
-            answer_scores += a_s
-            sentence_scores += s_s
-            ordered += halves[half]
-        a, p, s = _summary(correlations(ordered, answer_scores, sentence_scores))
-        label = "soft support" if soft else "verdicts"
-        print(f"| all, 2-fold out-of-sample | {label} | {a:.3f} | {p:.3f} | {s:.3f} |")
+    print(f"features: {', '.join(names)}\n")
+    print("| fitted on | scored on | scores | answer ρ avg | answer ρ pooled | sentence ρ |")
+    print("|---|---|---|---|---|---|")
+
+    def line(fitted: str, scored: str, label: str, c: dict[str, Any]) -> None:
+        a, p, s = _summary(c)
+        print(f"| {fitted} | {scored} | {label} | {a:.3f} | {p:.3f} | {s:.3f} |")
+
+    params, best_t = fit(answers, data)
+    for label, t in (("soft support", None), (f"verdicts (t={best_t})", best_t)):
+        c = correlations(answers, *scores(params, t, data))
+        line("all 600", "the same 600 (in-sample)", label, c)
+    loso = out_of_sample(answers, data, [a.system for a in answers])
+    for label, (a_s, s_s) in loso.items():
+        line("5 systems", "the 6th, each in turn", label, correlations(answers, a_s, s_s))
+    if not args.no_2fold:
+        fit_ids, _ = question_split(answers)
+        halves = ["fit" if a.question_id in fit_ids else "heldout" for a in answers]
+        two = out_of_sample(answers, data, halves)
+        for label, (a_s, s_s) in two.items():
+            line("half the questions", "the other half", label, correlations(answers, a_s, s_s))
 
     cal = Calibration(
-        features=base.features,
+        features=names,
         weights=tuple(round(float(v), 4) for v in params[:-1]),
         bias=round(float(params[-1]), 4),
         threshold=best_t,
-        data=base.data,
-        note="fitted by bench/meta/fit_verifier.py",
+        data="lfqa_verification (Chen et al. 2023), all 600 answers / 3,993 sentences",
+        note="fitted by bench/meta/fit_verifier.py"
+        + (f" --features {args.features}" if args.features != "all" else ""),
     )
     print("\n# paste into src/ragmeter/judges/offline.py")
     print(repr(cal))

@@ -12,7 +12,8 @@ Metrics compared with the human score (answer: mean over its sentences):
 * ``k_precision_joined`` — the same with the documents joined into one text;
 * ``faithfulness`` — the offline verifier's claim faithfulness: share of the answer's claims
   entailed by at least one document (verdicts as the claims family uses them);
-* ``faithfulness_soft`` — mean over claims of the verifier's best support probability;
+* ``faithfulness_support`` — the registered graded twin: mean over claims of the verifier's
+  calibrated support probability for the best document (``Verification.meta["support"]``);
 * ``hallucination`` — share of claims no document entails (LFQA has no reference answer, so
   every claim counts as unverified: 1 − faithfulness; its correlation is expected negative).
 
@@ -23,14 +24,18 @@ the mean over its claims). Prints a Markdown table and writes JSON.
 Run::
 
     PYTHONPATH=src python bench/meta/lfqa.py [--limit N] [--semantic] [--split heldout]
-        [--json out.json]
+        [--loso] [--json out.json]
 
+``--loso`` adds two rows: the verifier refitted on five systems and scored on the sixth, for
+each system in turn (the calibration's features, ``fit_verifier.py``'s procedure).
 ``--limit N`` keeps the first N answers of each system (all six stay in the table);
 ``--semantic`` adds the MiniLM verifier (its embeddings are cached on disk: the first run
 embeds ~10,700 texts, a few minutes on 2 idle cores).
 
-``--split heldout`` scores only the questions the calibration did not see (see
-``fit_verifier.py``); ``--split fit`` only those it saw; default all.
+``--split fit`` / ``--split heldout`` score one half of the questions (``question_split``).
+The shipped calibration was fitted on all 600 answers, so every split is in-sample for it;
+``fit_verifier.py`` prints the out-of-sample numbers (leave one system out, and two folds
+of questions).
 """
 
 from __future__ import annotations
@@ -201,13 +206,14 @@ def _k_precision_scores(answers: Sequence[Answer], *, joined: bool) -> tuple[lis
 def verifier_scores(
     answers: Sequence[Answer], judge: Any, *, batch: int = 64
 ) -> dict[str, tuple[list, list]]:
-    """Claim faithfulness (verdicts and soft) and hallucination of ``judge`` per answer."""
+    """Claim faithfulness (verdicts), faithfulness_support (graded) and hallucination of
+    ``judge`` per answer, computed as the claims family computes them."""
     from ragmeter.judges.base import ClaimBlock
     from ragmeter.judges.offline_features import claims_by_sentence
 
     out: dict[str, tuple[list, list]] = {
         "faithfulness": ([], []),
-        "faithfulness_soft": ([], []),
+        "faithfulness_support": ([], []),
         "hallucination": ([], []),
     }
     for start in range(0, len(answers), batch):
@@ -226,7 +232,7 @@ def verifier_scores(
             bounds = np.cumsum([0, *sizes])
             for name, values in (
                 ("faithfulness", verdict.astype(float)),
-                ("faithfulness_soft", soft),
+                ("faithfulness_support", soft),
                 ("hallucination", 1.0 - verdict.astype(float)),
             ):
                 # A sentence without claims (no tokens) scores as unsupported.
@@ -240,8 +246,29 @@ def verifier_scores(
     return out
 
 
+def leave_one_system_out(answers: Sequence[Answer], judge: Any) -> dict[str, Any]:
+    """Out-of-sample estimate: refit ``judge``'s calibration (its features, the procedure of
+    ``fit_verifier.py``) on five systems, score the sixth, for each system in turn."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import fit_verifier as fv
+
+    from ragmeter.judges.offline import ALL_FEATURES
+
+    full = fv.build(answers, judge, clauses=True, pronouns=True)
+    data = fv.select(full, [ALL_FEATURES.index(n) for n in judge.calibration.features])
+    scores = fv.out_of_sample(answers, data, [a.system for a in answers])
+    return {
+        "faithfulness, leave-one-system-out refit": correlations(answers, *scores["verdicts"]),
+        "faithfulness_support, leave-one-system-out refit": correlations(answers, *scores["soft"]),
+    }
+
+
 def run(
-    answers: Sequence[Answer], *, semantic: bool, log: Callable[[str], None] = print
+    answers: Sequence[Answer],
+    *,
+    semantic: bool,
+    loso: bool = False,
+    log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     from ragmeter.judges.offline import OfflineJudge
 
@@ -262,6 +289,11 @@ def run(
             results[f"{name}{suffix}"] = correlations(answers, answer_scores, sentence_scores)
             timings[f"{name}{suffix}"] = elapsed
         log(f"{judge.name}: {len(answers)} answers in {elapsed:.1f} s")
+        if loso:
+            t0 = time.perf_counter()
+            for name, corr in leave_one_system_out(answers, judge).items():
+                results[f"{name}{suffix}"] = corr
+                timings[f"{name}{suffix}"] = time.perf_counter() - t0
     return {"results": results, "seconds": timings}
 
 
@@ -288,6 +320,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="answers per system")
     parser.add_argument("--semantic", action="store_true", help="also the MiniLM verifier")
     parser.add_argument("--split", choices=("all", "fit", "heldout"), default="all")
+    parser.add_argument(
+        "--loso",
+        action="store_true",
+        help="also refit the calibration on 5 systems and score the 6th, for each system",
+    )
     parser.add_argument("--json", type=Path, default=Path("lfqa_meta_eval.json"))
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -306,7 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 limited.append(a)
         answers = limited
     t0 = time.perf_counter()
-    report = run(answers, semantic=args.semantic, log=lambda m: print(m, file=sys.stderr))
+    report = run(
+        answers, semantic=args.semantic, loso=args.loso, log=lambda m: print(m, file=sys.stderr)
+    )
     report["split"] = args.split
     report["limit"] = args.limit
     report["total_seconds"] = time.perf_counter() - t0

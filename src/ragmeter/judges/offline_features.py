@@ -29,6 +29,24 @@ Evidence of one claim against one premise (:func:`claim_features`)
         ``log(1 + number of content words)`` of the claim.
     ``semantic``
         Highest cosine between the claim's embedding and a premise sentence's (optional).
+
+Evidence with word weights (:func:`block_features`, ``BLOCK_FEATURES``)
+    ``idf_precision`` / ``idf_window``
+        ``content_precision`` / ``window_precision`` with each content word weighted by its
+        IDF among the block's claims and the premise's sentences (no outside corpus, no
+        other premise: a premise's verdicts never depend on the other premises).
+    ``sentence_precision``
+        The share of content words within the premise's best single sentence.
+    ``prefix_precision``
+        The share of content words whose 5-letter stem prefix occurs in the premise.
+    ``idf_missing``
+        ``log(1 + IDF mass of the content words missing from the premise)``.
+    ``content_share``
+        Content words over all tokens of the claim (generic claims have few).
+    ``negation_mismatch``
+        1 when the claim has a negation word ("not", "never", "don't"...) and the premise none.
+    ``missing_dates``
+        How many month or weekday names of the claim the premise lacks (a hard conflict).
 """
 
 from __future__ import annotations
@@ -106,6 +124,30 @@ STOP_WORDS: frozenset[str] = frozenset(
     )
 )
 
+#: Length of the stem prefixes that ``prefix_precision`` matches ("evaporat-" ~ "evaporation").
+PREFIX = 5
+
+#: Negation words (SQuAD tokens: "don't" is "dont").
+NEGATIONS: frozenset[str] = frozenset(
+    _words(
+        """
+    not no never nor none nothing neither cannot cant dont doesnt didnt isnt arent wasnt
+    werent wont wouldnt shouldnt couldnt hasnt havent hadnt without
+    """
+    )
+)
+
+#: Month and weekday names (written capitalised): a claim's date word missing from the
+#: premise is a hard conflict.
+DATE_WORDS: frozenset[str] = frozenset(
+    _words(
+        """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    """
+    )
+)
+
 _SUFFIXES: tuple[str, ...] = ("ingly", "edly", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
@@ -135,6 +177,18 @@ _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
 def numbers(text: str) -> set[str]:
     """Numbers written with digits, without thousands separators: "1,000" → "1000"."""
     return {m.replace(",", "").rstrip(".") for m in _NUMBER_RE.findall(text)}
+
+
+def date_words(text: str) -> tuple[str, ...]:
+    """Capitalised month and weekday names, lowercased ("May" counts, the verb "may" not).
+
+    Examples
+    --------
+    >>> date_words("It may rain on Monday, 3 May.")
+    ('monday', 'may')
+    """
+    found = (w.lower() for w in _WORD_RE.findall(text) if w[0].isupper())
+    return tuple(dict.fromkeys(w for w in found if w in DATE_WORDS))
 
 
 _NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK"})
@@ -274,6 +328,9 @@ class ClaimText:
     trigrams: tuple[str, ...]
     numbers: frozenset[str]
     names: tuple[str, ...]
+    negated: bool = False
+    #: Month and weekday names of the claim (SQuAD tokens).
+    dates: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,9 +342,14 @@ class PremiseText:
     stems: frozenset[str]
     words: frozenset[str]
     windows: tuple[frozenset[str], ...]
+    #: Stems of each sentence, and the 5-letter prefixes of every stem.
+    sentence_stems: tuple[frozenset[str], ...]
+    prefixes: frozenset[str]
     #: The tokens joined by single spaces, with a space at each end.
     joined: str
     sentences: tuple[str, ...]
+    #: Whether the premise has a negation word anywhere.
+    negated: bool = False
 
     @property
     def numbers(self) -> frozenset[str]:
@@ -306,6 +368,8 @@ def prepare_claim(text: str) -> ClaimText:
         trigrams=tuple(f" {a} {b} {c} " for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)),
         numbers=frozenset(numbers(text)),
         names=tuple(capitalised_words(text)),
+        negated=not NEGATIONS.isdisjoint(toks),
+        dates=date_words(text),
     )
 
 
@@ -325,8 +389,40 @@ def prepare_premise(text: str) -> PremiseText:
         stems=frozenset().union(*sentence_stems),
         words=frozenset(toks),
         windows=windows,
+        sentence_stems=tuple(sentence_stems),
+        prefixes=frozenset(w[:PREFIX] for ss in sentence_stems for w in ss),
         joined=f" {' '.join(toks)} ",
         sentences=sentences,
+        negated=not NEGATIONS.isdisjoint(toks),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BlockText:
+    """What the cells of one block share: how many of the block's claims hold each stem.
+
+    With a premise, it gives the IDF weights of the claims' content stems (:meth:`idf`).
+    """
+
+    claim_df: dict[str, int]
+    n_claims: int
+
+    def idf(self, premise: PremiseText) -> dict[str, float]:
+        """``log((N + 1) / (df + 0.5))`` of each claim stem, counting as documents the
+        block's claims and the sentences of ``premise`` (its own texts only: no outside
+        corpus, and no other premise, so each premise's verdicts stay its own)."""
+        df = dict(self.claim_df)
+        wanted = df.keys()
+        for ss in premise.sentence_stems:
+            for t in ss & wanted:
+                df[t] += 1
+        units = len(premise.sentence_stems) + self.n_claims
+        return {t: math.log((units + 1) / (n + 0.5)) for t, n in df.items()}
+
+
+def prepare_block(claims: Sequence[ClaimText]) -> BlockText:
+    return BlockText(
+        claim_df=Counter(t for c in claims for t in set(c.content)), n_claims=len(claims)
     )
 
 
@@ -379,4 +475,60 @@ def claim_features(claim: ClaimText, premise: PremiseText) -> list[float]:
         float(missing_names),
         math.log1p(len(content) - sum(map(premise.stems.__contains__, content))),
         math.log1p(len(content)),
+    ]
+
+
+#: Features that look at the whole block or weigh words (appended after LEXICAL_FEATURES).
+BLOCK_FEATURES: tuple[str, ...] = (
+    "idf_precision",
+    "idf_window",
+    "sentence_precision",
+    "prefix_precision",
+    "idf_missing",
+    "content_share",
+    "negation_mismatch",
+    "missing_dates",
+)
+ALL_LEXICAL_FEATURES: tuple[str, ...] = (*LEXICAL_FEATURES, *BLOCK_FEATURES)
+
+
+def block_features(claim: ClaimText, premise: PremiseText, idf: dict[str, float]) -> list[float]:
+    """The features of ``claim`` against ``premise`` that need word weights (``idf`` from
+    :meth:`BlockText.idf`), in ``BLOCK_FEATURES`` order."""
+    content = claim.content
+    if not content:
+        return [0.0] * len(BLOCK_FEATURES)
+    weights = [idf[t] for t in content]
+    total = sum(weights) or 1.0
+    stems = premise.stems
+    present = [t in stems for t in content]
+    idf_precision = sum(w for w, p in zip(weights, present, strict=True) if p) / total
+    idf_window = 0.0
+    sentence = 0.0
+    if idf_precision > 0.0:
+        idf_window = (
+            max(
+                sum(w for t, w in zip(content, weights, strict=True) if t in win)
+                for win in premise.windows
+            )
+            / total
+        )
+        sentence = max(sum(map(ss.__contains__, content)) for ss in premise.sentence_stems)
+        sentence /= len(content)
+    prefixes = premise.prefixes
+    prefix = sum(1 for t in content if t[:PREFIX] in prefixes) / len(content)
+    idf_missing = math.log1p(sum(w for w, p in zip(weights, present, strict=True) if not p))
+    negation = 0.0
+    if claim.negated:
+        negation = float(not premise.negated)
+    missing_dates = sum(1 for t in claim.dates if t not in premise.words)
+    return [
+        idf_precision,
+        idf_window,
+        sentence,
+        prefix,
+        idf_missing,
+        len(content) / len(claim.tokens),
+        negation,
+        float(missing_dates),
     ]

@@ -41,6 +41,7 @@ ASPECTS = ("correctness", "completeness", "overall")
 MATCHED = {"claim_precision": "correctness", "claim_recall": "completeness", "claim_f1": "overall"}
 DEFAULT_METRICS = (
     "claim_precision",
+    "claim_precision_support",
     "claim_recall",
     "claim_f1",
     "token_recall",

@@ -58,9 +58,23 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     _spec("faithfulness", ("answer", "contexts"), "Share of answer claims entailed by a context."),
     _spec(
+        "faithfulness_support",
+        ("answer", "contexts"),
+        "Graded faithfulness: mean over answer claims of the judge's support that the best "
+        "context entails the claim (the offline verifier's calibrated probability; equals "
+        "faithfulness with a judge that gives only verdicts).",
+    ),
+    _spec(
         "claim_precision",
         ("answer", "reference_answers"),
         "Share of answer claims the reference entails.",
+    ),
+    _spec(
+        "claim_precision_support",
+        ("answer", "reference_answers"),
+        "Graded claim precision: mean over answer claims of the judge's support that the "
+        "reference entails the claim (the offline verifier's calibrated probability; equals "
+        "claim_precision with a judge that gives only verdicts).",
     ),
     _spec(
         "claim_recall",
@@ -109,8 +123,19 @@ _NEEDS_REFERENCE_CLAIMS = _NS | {
     "context_precision",
     "context_claim_recall",
 }
-_ANSWER_VS_CONTEXTS = _NS | {"faithfulness", "hallucination", "self_knowledge"}
-_ANSWER_VS_REFERENCES = _NS | {"claim_precision", "claim_f1", "hallucination", "self_knowledge"}
+_ANSWER_VS_CONTEXTS = _NS | {
+    "faithfulness",
+    "faithfulness_support",
+    "hallucination",
+    "self_knowledge",
+}
+_ANSWER_VS_REFERENCES = _NS | {
+    "claim_precision",
+    "claim_precision_support",
+    "claim_f1",
+    "hallucination",
+    "self_knowledge",
+}
 _REFERENCE_VS_CONTEXTS = _NS | {"context_utilization", "context_precision", "context_claim_recall"}
 _REFERENCE_VS_ANSWER = {"claim_recall", "claim_f1", "context_utilization"}
 _REQUIRES = {s.name: s.requires for s in SPECS}
@@ -155,6 +180,26 @@ def _empty_field_reason(name: str, sample: Sample) -> str | None:
         if fld == "reference_answers" and len(value) == 0:
             return "no reference answers were given"
     return None
+
+
+def _support_matrix(
+    verification: Verification, index: int, verdicts: tuple[tuple[bool, ...], ...]
+) -> tuple[tuple[tuple[float, ...], ...], str]:
+    """The judge's graded support for block ``index`` when it gives one that fits the
+    verdicts' shape (``meta["support"]``, values in [0, 1]); else the verdicts as 0 / 1."""
+    support = (verification.meta or {}).get("support")
+    try:
+        rows = tuple(tuple(float(x) for x in row) for row in support[index])
+    except (TypeError, IndexError, KeyError, ValueError):
+        rows = None
+    if (
+        rows is not None
+        and len(rows) == len(verdicts)
+        and all(len(r) == len(v) for r, v in zip(rows, verdicts, strict=True))
+        and all(0.0 <= x <= 1.0 for r in rows for x in r)
+    ):
+        return rows, "judge support"
+    return tuple(tuple(float(x) for x in row) for row in verdicts), "verdicts (0/1)"
 
 
 def _check_matrix(matrix: Any, block: ClaimBlock, what: str) -> tuple[tuple[bool, ...], ...]:
@@ -230,6 +275,7 @@ class ClaimsFamily:
             )
         a = _check_matrix(verification.matrices[0], blocks[0], "the answer claims")
         k = len(contexts) if plan.answer_vs_contexts else 0
+        support, support_source = _support_matrix(verification, 0, a)
         store = _Store(
             n_contexts=len(contexts),
             answer_claims=answer_claims,
@@ -240,6 +286,15 @@ class ClaimsFamily:
                 "analyze": judge_ref(analysis.meta),
                 "verify": judge_ref(verification.meta),
             },
+            answer_support_in_contexts=(
+                tuple(row[:k] for row in support) if plan.answer_vs_contexts else None
+            ),
+            answer_support_correct=(
+                tuple(max(row[k:], default=0.0) for row in support)
+                if plan.answer_vs_references
+                else None
+            ),
+            support_source=support_source,
         )
         kr = len(contexts) if plan.reference_vs_contexts else 0
         for r, block in enumerate(blocks[1:]):
@@ -261,6 +316,9 @@ class _Store:
     answer_correct: tuple[bool, ...] | None
     reference_claims: tuple[tuple[str, ...], ...]
     meta: dict[str, Any]
+    answer_support_in_contexts: tuple[tuple[float, ...], ...] | None = None
+    answer_support_correct: tuple[float, ...] | None = None
+    support_source: str = "verdicts (0/1)"
     reference_in_contexts: list[tuple[tuple[bool, ...], ...] | None] = field(default_factory=list)
     reference_in_answer: list[tuple[bool, ...] | None] = field(default_factory=list)
 
@@ -323,8 +381,18 @@ def _metric(name: str, s: _Store) -> Score:
         return _with(score, s, answer=True, reference=True, **extra)
     if name == "faithfulness":
         return _with(C.faithfulness(s.answer_in_contexts or ()), s, answer=True)
+    if name == "faithfulness_support":
+        rows = s.answer_support_in_contexts or ()
+        score = C.faithfulness_support(rows)
+        best = [round(max(r), 4) if r else None for r in rows]
+        return _with(score, s, answer=True, support=s.support_source, claim_support=best)
     if name == "claim_precision":
         return _with(C.claim_precision(s.answer_correct or ()), s, answer=True)
+    if name == "claim_precision_support":
+        values = s.answer_support_correct or ()
+        score = C.claim_precision_support(values)
+        claim_support = [round(v, 4) for v in values]
+        return _with(score, s, answer=True, support=s.support_source, claim_support=claim_support)
     if name == "claim_recall":
         return _with(s.best_recall(), s, reference=True)
     if name == "claim_f1":

@@ -13,6 +13,10 @@ The inputs, for one sample with ``n`` answer claims, ``m`` reference claims and 
     ``m`` rows of ``k`` booleans: context ``j`` entails reference claim ``i``.
 ``reference_in_answer``
     ``m`` booleans: the answer entails reference claim ``i``.
+``answer_support_in_contexts`` / ``answer_support_correct``
+    The graded twins of ``answer_in_contexts`` / ``answer_correct``: floats in [0, 1], the
+    judge's support for the entailment (the offline verifier's calibrated probability; 0 or
+    1 for a judge that only gives verdicts). Only the ``*_support`` metrics read them.
 
 A context is *relevant* when it entails at least one reference claim. An answer claim is
 *incorrect* when the reference does not entail it (neutral and contradiction alike).
@@ -81,6 +85,46 @@ def faithfulness(answer_in_contexts: Matrix) -> Score:
     if _check_rows("answer_in_contexts", answer_in_contexts, None) == 0:
         return Score.undefined(NO_CONTEXTS)
     return _share([any(row) for row in answer_in_contexts], NO_ANSWER_CLAIMS)
+
+
+def _check_unit(name: str, values: Sequence[float]) -> None:
+    bad = [v for v in values if not 0.0 <= v <= 1.0]  # also rejects NaN
+    if bad:
+        raise ValueError(f"{name} must hold supports in [0, 1]. Got {bad[0]!r}.")
+
+
+def faithfulness_support(answer_support_in_contexts: Sequence[Sequence[float]]) -> Score:
+    """Graded faithfulness: mean over answer claims of the best context's support.
+
+    With 0/1 supports (a judge that only gives verdicts) it equals :func:`faithfulness`.
+
+    Examples
+    --------
+    >>> faithfulness_support([[0.9, 0.2], [0.1, 0.3]]).value
+    0.6
+    """
+    if not answer_support_in_contexts:
+        return Score.undefined(NO_ANSWER_CLAIMS)
+    if _check_rows("answer_support_in_contexts", answer_support_in_contexts, None) == 0:
+        return Score.undefined(NO_CONTEXTS)
+    best = [max(row) for row in answer_support_in_contexts]
+    _check_unit("answer_support_in_contexts", best)
+    return Score(sum(best) / len(best))
+
+
+def claim_precision_support(answer_support_correct: Sequence[float]) -> Score:
+    """Graded claim precision: mean over answer claims of the support that the reference
+    entails the claim. With 0/1 supports it equals :func:`claim_precision`.
+
+    Examples
+    --------
+    >>> claim_precision_support([1.0, 0.5]).value
+    0.75
+    """
+    if not answer_support_correct:
+        return Score.undefined(NO_ANSWER_CLAIMS)
+    _check_unit("answer_support_correct", answer_support_correct)
+    return Score(sum(answer_support_correct) / len(answer_support_correct))
 
 
 def claim_precision(answer_correct: Sequence[bool]) -> Score:
