@@ -13,7 +13,9 @@ also times, on the same samples and interleaved with ragmeter's runs:
    and checks that the global means agree.
 
 It prints samples/s and the ratios, and the time of one normalise-and-split pass over all
-the text: the floor of any exact tokenising implementation in Python.
+the text: the floor of any tokenising that makes a Python string per token. ragmeter's
+families go below it: a batch is tokenised at once into integer keys
+(:class:`ragmeter.text.TokenBatch`), whose time is printed too.
 
 Run (Unitxt lives in its own venv, ragmeter from the source tree)::
 
@@ -36,7 +38,7 @@ from typing import Any
 from ragmeter.metrics import lexical, retrieval
 from ragmeter.metrics.base import RunContext
 from ragmeter.scoring.statistics import Summary, summarize
-from ragmeter.text import tokens
+from ragmeter.text import TokenBatch, tokens
 from ragmeter.types import Sample
 
 LEXICAL = ("k_precision", "token_recall")
@@ -240,8 +242,10 @@ def main() -> None:
     table = str.maketrans("", "", string.punctuation)
     floor, _ = _best_of(args.repeat, lambda: [t.lower().translate(table).split() for t in texts])
     floor_tokens, _ = _best_of(args.repeat, lambda: [tokens(t) for t in texts])
+    batch_tokens, _ = _best_of(args.repeat, lambda: TokenBatch.of(texts))
     print(f"floor: lower + strip punctuation + split, all text   {floor * 1e3:9.1f} ms")
     print(f"       ragmeter.text.tokens, all text                  {floor_tokens * 1e3:9.1f} ms")
+    print(f"       ragmeter.text.TokenBatch, all text at once      {batch_tokens * 1e3:9.1f} ms")
 
     try:
         import unitxt

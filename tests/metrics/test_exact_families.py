@@ -6,6 +6,8 @@ import asyncio
 from collections import Counter
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics import lexical, retrieval
@@ -75,6 +77,22 @@ def test_every_metric_gives_a_score_with_a_reason_for_every_sample():
 
 
 def test_each_text_of_a_sample_is_normalised_once_for_all_lexical_metrics(monkeypatch):
+    batches: list[list[str]] = []
+    real_of = lexical.TokenBatch.of
+
+    def spy(texts):
+        batches.append(list(texts))
+        return real_of(texts)
+
+    monkeypatch.setattr(lexical.TokenBatch, "of", spy)
+    rows = _score(lexical, [SAMPLE], [s.name for s in lexical.SPECS])
+    assert rows[0]["k_precision"].value == pytest.approx(2 / 5)
+    texts = [SAMPLE.question, SAMPLE.answer, *SAMPLE.contexts, *SAMPLE.reference_answers]
+    assert len(batches) == 1
+    assert Counter(batches[0]) == Counter(texts)
+
+
+def test_a_single_sample_is_normalised_once_per_text(monkeypatch):
     seen: Counter[str] = Counter()
     real_tokens = scoring_lexical._tokens
     real_lookup = scoring_lexical._tokens_for_lookup
@@ -89,11 +107,64 @@ def test_each_text_of_a_sample_is_normalised_once_for_all_lexical_metrics(monkey
 
     monkeypatch.setattr(scoring_lexical, "_tokens", count_tokens)
     monkeypatch.setattr(scoring_lexical, "_tokens_for_lookup", count_lookup)
-    rows = _score(lexical, [SAMPLE], [s.name for s in lexical.SPECS])
-    assert rows[0]["k_precision"].value == pytest.approx(2 / 5)
+    lexical.LexicalFamily().score_sample(SAMPLE, [s.name for s in lexical.SPECS])
     texts = [SAMPLE.question, SAMPLE.answer, *SAMPLE.contexts, *SAMPLE.reference_answers]
     assert set(seen) == set(texts)
     assert max(seen.values()) == 1
+
+
+WORD = st.sampled_from(
+    [
+        *("the", "a", "An", "Paris", "paris,", "Berlin", "x", "y.", "1,000", "“q”", "é"),
+        *("the—end", "internationalization", "Internationalization!", "what?", "is", "it"),
+        *("a\x01b", "İ"),
+    ]
+)
+TEXT = st.lists(WORD, max_size=8).map(" ".join)
+SAMPLES = st.lists(
+    st.builds(
+        Sample,
+        question=TEXT,
+        answer=TEXT,
+        contexts=st.lists(TEXT, max_size=3).map(tuple),
+        reference_answers=st.lists(TEXT, max_size=3).map(tuple),
+    ),
+    min_size=1,
+    max_size=5,
+)
+LEXICAL_NAMES = [s.name for s in lexical.SPECS]
+
+
+@given(SAMPLES, st.lists(st.sampled_from(LEXICAL_NAMES), min_size=1, unique=True))
+def test_a_batch_scores_exactly_as_each_sample_alone(samples, names):
+    family = lexical.LexicalFamily()
+    batch = asyncio.run(family.score_batch(samples, names))
+    assert batch == [family.score_sample(sample, names) for sample in samples]
+
+
+@given(SAMPLES)
+def test_a_batch_scores_exactly_as_the_pure_functions(samples):
+    rows = lexical.LexicalFamily().score_samples(samples, LEXICAL_NAMES)
+    for sample, row in zip(samples, rows, strict=True):
+        answer, question = sample.answer, sample.question
+        contexts, references = sample.contexts, sample.reference_answers
+        assert row["k_precision"] == scoring_lexical.k_precision(answer, contexts)
+        assert row["token_recall"] == scoring_lexical.token_recall(answer, references)
+        assert row["token_precision"] == scoring_lexical.token_precision(answer, references)
+        assert row["token_f1"] == scoring_lexical.token_f1(answer, references)
+        assert row["exact_match"] == scoring_lexical.exact_match(answer, references)
+        assert row["context_token_precision"] == scoring_lexical.context_token_precision(
+            question, contexts
+        )
+        assert row["answer_token_recall"] == scoring_lexical.answer_token_recall(question, answer)
+
+
+def test_a_sample_the_batch_cannot_carry_is_scored_alone():
+    odd = Sample(answer="a\x01b cat", contexts=("\x01b cat",), reference_answers=("cat",))
+    rows = _score(lexical, [SAMPLE, odd], ["k_precision", "token_recall", "exact_match"])
+    assert rows[1]["k_precision"].value == 1.0  # tokens "\x01b", "cat" in both
+    assert rows[1]["token_recall"].value == 1.0
+    assert rows[0]["k_precision"].value == pytest.approx(2 / 5)
 
 
 def test_retrieval_family_scores_and_details():

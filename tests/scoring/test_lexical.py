@@ -1,21 +1,28 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from ragmeter.scoring import lexical as lexical_module
 from ragmeter.scoring.lexical import (
     Bag,
     Overlap,
     Tokens,
     answer_token_recall,
+    batch_common,
     best_overlap,
     context_token_precision,
     exact_match,
     k_precision,
+    k_precision_from_counts,
     token_f1,
     token_overlap,
     token_precision,
     token_recall,
 )
+from ragmeter.text import TokenBatch
 
 
 def test_overlap_clips_repeated_tokens_to_the_smaller_count():
@@ -155,3 +162,76 @@ def test_answer_token_recall_is_the_share_of_question_tokens_in_the_answer():
     empty = answer_token_recall("?", "anything")
     assert empty.value == 0.0
     assert "question has no tokens" in empty.reason
+
+
+# --- batch_common: shared counts of a whole batch at once ----------------------------------
+
+BATCH_WORDS = st.sampled_from(
+    ["the", "A", "an", "cat", "Cat,", "cat", "mat", "x" * 12, "X" * 12 + "!", "é", "the—end", "1,0"]
+)
+BATCH_TEXT = st.lists(BATCH_WORDS, max_size=10).map(" ".join)
+GROUP = st.tuples(BATCH_TEXT, st.lists(BATCH_TEXT, max_size=4))
+
+
+def _check_batch_common(groups):
+    texts, predictions, lookups, owners = [], [], [], []
+    for g, (prediction, others) in enumerate(groups):
+        predictions.append(len(texts))
+        texts.append(prediction)
+        for other in others:
+            lookups.append(len(texts))
+            owners.append(g)
+            texts.append(other)
+    batch = TokenBatch.of(texts)
+    got = batch_common(
+        batch,
+        np.array(predictions, dtype=np.int64),
+        np.array(lookups, dtype=np.int64),
+        np.array(owners, dtype=np.int64),
+    )
+    expected = [
+        token_overlap(texts[predictions[g]], texts[x]).common
+        for x, g in zip(lookups, owners, strict=True)
+    ]
+    assert got.tolist() == expected
+
+
+@given(st.lists(GROUP, min_size=1, max_size=6))
+def test_batch_common_equals_the_overlap_of_each_pair(groups):
+    _check_batch_common(groups)
+
+
+@given(st.lists(GROUP, min_size=1, max_size=4))
+def test_batch_common_counts_sparsely_with_the_same_result(groups):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lexical_module, "_DENSE_LIMIT", -1)
+        _check_batch_common(groups)
+
+
+@given(st.lists(GROUP, min_size=1, max_size=4))
+def test_batch_common_is_exact_when_every_key_lands_on_one_slot(groups):
+    # Every key of a group hashes to the same slot: linear probing does all the work.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lexical_module, "_SLOT_MIX", np.uint64(0))
+        _check_batch_common(groups)
+
+
+def test_batch_common_reads_lookups_in_any_order_and_empty_texts():
+    batch = TokenBatch.of(["yes yes no", "", "no yes yes yes", "yes", "The a an"])
+    got = batch_common(batch, np.array([0, 3]), np.array([4, 2, 1, 0]), np.array([0, 1, 0, 0]))
+    assert got.tolist() == [0, 1, 0, 3]
+
+
+@pytest.mark.parametrize(
+    ("commons", "answer", "expected"),
+    [
+        ([], 3, None),
+        ([0, 0], 0, 0.0),
+        ([1, 2, 2], 4, 0.5),
+    ],
+)
+def test_k_precision_from_counts_matches_k_precision(commons, answer, expected):
+    score = k_precision_from_counts(commons, answer)
+    assert score.value == expected
+    if commons:
+        assert score.details["best_context"] == commons.index(max(commons))

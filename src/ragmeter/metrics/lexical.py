@@ -1,16 +1,25 @@
 """Lexical metrics family: Unitxt's token-overlap metrics on SQuAD-normalised tokens.
 
-Each text of a sample is normalised once, whatever metrics are asked for, and its tokens
-are shared by all of them. The arithmetic lives in :mod:`ragmeter.scoring.lexical`.
+A batch is tokenised at once (:class:`ragmeter.text.TokenBatch`): each text once, whatever
+metrics are asked for, and the shared token counts of every (answer, context) and
+(answer, reference) pair come from one vectorised pass
+(:func:`ragmeter.scoring.lexical.batch_common`). Scores are built from those counts by the
+same functions the single-sample path uses, so both give identical scores, reasons and
+details. A sample with a text the batch leaves out (a token holding a control character)
+is scored on its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import Outcome, RunContext
 from ragmeter.scoring import lexical as lx
+from ragmeter.text import TokenBatch
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "LexicalFamily", "build"]
@@ -67,6 +76,8 @@ SPECS: tuple[MetricSpec, ...] = (
 
 NAMES: frozenset[str] = frozenset(spec.name for spec in SPECS)
 
+IntArray = npt.NDArray[np.int64]
+
 
 class _Texts:
     """The normalised texts of one sample, each computed on first use, then shared."""
@@ -116,6 +127,17 @@ _SCORERS: dict[str, Callable[[_Texts], Score]] = {
 }
 
 
+_REFERENCE_MEASURES: dict[str, lx.Measure] = {
+    "token_recall": "recall",
+    "token_precision": "precision",
+    "token_f1": "f1",
+}
+#: Metrics that look texts up in the answer's tokens.
+_ANSWER_SIDE = frozenset(
+    {"k_precision", *_REFERENCE_MEASURES, "exact_match", "answer_token_recall"}
+)
+
+
 class LexicalFamily:
     """Scores the lexical metrics of a batch; stateless, cheap to build."""
 
@@ -123,6 +145,14 @@ class LexicalFamily:
         """Every requested metric of one sample, sharing its normalised texts."""
         texts = _Texts(sample)
         return {name: _SCORERS[name](texts) for name in metrics}
+
+    def score_samples(
+        self, samples: Sequence[Sample], metrics: Sequence[str]
+    ) -> list[dict[str, Outcome]]:
+        """Every requested metric of every sample, the batch tokenised at once."""
+        if not samples or not metrics:
+            return [{} for _ in samples]
+        return _BatchScorer(samples, metrics).run(self.score_sample)
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
@@ -133,8 +163,171 @@ class LexicalFamily:
                 f"The lexical family has no metric {', '.join(map(repr, unknown))}. "
                 f"It has: {', '.join(sorted(NAMES))}."
             )
-        score = self.score_sample
-        return [score(sample, metrics) for sample in samples]
+        return self.score_samples(samples, metrics)
+
+
+class _BatchScorer:
+    """The texts of a batch laid out for :func:`ragmeter.scoring.lexical.batch_common`:
+    answers, then questions, then each sample's contexts and references, so that every
+    text looked up in the answers is in one consecutive run."""
+
+    def __init__(self, samples: Sequence[Sample], metrics: Sequence[str]) -> None:
+        self.samples = samples
+        self.metrics = list(metrics)
+        wanted = set(metrics)
+        self.answer_side = bool(wanted & _ANSWER_SIDE)
+        self.use_question = bool(wanted & {"answer_token_recall", "context_token_precision"})
+        self.use_contexts = bool(wanted & {"k_precision", "context_token_precision"})
+        self.use_references = bool(wanted & {*_REFERENCE_MEASURES, "exact_match"})
+
+    def run(
+        self, alone: Callable[[Sample, Sequence[str]], dict[str, Outcome]]
+    ) -> list[dict[str, Outcome]]:
+        """Score every sample; ``alone`` scores a sample the batch left a text of out."""
+        samples = self.samples
+        n = len(samples)
+        texts: list[str] = [s.answer or "" for s in samples] if self.answer_side else []
+        question_at = len(texts)
+        if self.use_question:
+            texts += [s.question or "" for s in samples]
+        # Each sample's block: contexts, then references.
+        block_at = len(texts)
+        owners: list[int] = []
+        context_counts = [0] * n
+        reference_counts = [0] * n
+        for i, sample in enumerate(samples):
+            if self.use_contexts:
+                contexts = sample.contexts or ()
+                context_counts[i] = len(contexts)
+                texts += contexts
+            if self.use_references:
+                references = sample.reference_answers or ()
+                reference_counts[i] = len(references)
+                texts += references
+            owners += [i] * (context_counts[i] + reference_counts[i])
+        batch = TokenBatch.of(texts)
+        owner = np.asarray(owners, dtype=np.int64)
+        block_size = np.asarray(context_counts) + np.asarray(reference_counts)
+        block_start = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(block_size, out=block_start[1:])
+        block_start += block_at
+        everyone = np.arange(n, dtype=np.int64)
+
+        lengths = batch.lengths.tolist()
+        answer_common: list[int] = []
+        question_common: list[int] = []
+        if self.answer_side:
+            # Questions (if any) and every block, looked up in the answers.
+            lookups = np.arange(question_at, len(texts), dtype=np.int64)
+            lookup_owners = owner
+            if self.use_question:
+                lookup_owners = np.concatenate([everyone, owner])
+            answer_common = lx.batch_common(batch, everyone, lookups, lookup_owners).tolist()
+            if self.use_question:
+                question_common, answer_common = answer_common[:n], answer_common[n:]
+        context_common: list[int] = []
+        if "context_token_precision" in self.metrics:
+            contexts = _context_positions(block_start[:-1], context_counts)
+            context_common = lx.batch_common(
+                batch, everyone + question_at, contexts, np.repeat(everyone, context_counts)
+            ).tolist()
+            context_common = _scatter(context_common, block_start, context_counts, block_at)
+
+        ok = batch.ok.tolist()
+        starts = block_start.tolist()
+        # Where each sample's contexts and references sit, in ``answer_common`` (``at``)
+        # and in the batch (``first``).
+        spans = [
+            (starts[i] - block_at, starts[i], context_counts[i], reference_counts[i])
+            for i in range(n)
+        ]
+        columns: list[list[Outcome]] = []
+        for name in self.metrics:
+            if name == "k_precision":
+                score = lx.k_precision_from_counts
+                column = [
+                    score(answer_common[at : at + c], lengths[i])
+                    for i, (at, _, c, _) in enumerate(spans)
+                ]
+            elif name in _REFERENCE_MEASURES:
+                measure, score = _REFERENCE_MEASURES[name], lx.reference_score_from_counts
+                column = [
+                    score(
+                        measure,
+                        answer_common[at + c : at + c + r],
+                        lengths[i],
+                        lengths[first + c : first + c + r],
+                    )
+                    for i, (at, first, c, r) in enumerate(spans)
+                ]
+            elif name == "exact_match":
+                column = [
+                    self._exact_match(
+                        batch, i, first + c, answer_common[at + c : at + c + r], lengths
+                    )
+                    for i, (at, first, c, r) in enumerate(spans)
+                ]
+            elif name == "answer_token_recall":
+                column = [
+                    lx.answer_token_recall_from_counts(common, lengths[question_at + i])
+                    for i, common in enumerate(question_common)
+                ]
+            else:  # context_token_precision
+                column = [
+                    lx.context_token_precision_from_counts(
+                        context_common[at : at + c], lengths[question_at + i]
+                    )
+                    for i, (at, _, c, _) in enumerate(spans)
+                ]
+            columns.append(column)
+        out = [dict(zip(self.metrics, row, strict=True)) for row in zip(*columns, strict=True)]
+        # A sample with a text the batch left out is scored alone (rare).
+        for i, sample in enumerate(samples):
+            first, last = starts[i], starts[i + 1]
+            if (
+                not all(ok[first:last])
+                or (self.answer_side and not ok[i])
+                or (self.use_question and not ok[question_at + i])
+            ):
+                out[i] = alone(sample, self.metrics)
+        return out
+
+    @staticmethod
+    def _exact_match(
+        batch: TokenBatch, answer: int, first: int, commons: list[int], lengths: list[int]
+    ) -> Score:
+        """The first reference whose tokens equal the answer's: only a reference with as
+        many tokens, all shared, can; those few are compared token by token."""
+        size = lengths[answer]
+        for index, common in enumerate(commons):
+            if (
+                common == size
+                and lengths[first + index] == size
+                and batch.tokens(first + index) == batch.tokens(answer)
+            ):
+                return lx.exact_match_from_index(index, references=len(commons))
+        return lx.exact_match_from_index(None, references=len(commons))
+
+
+def _context_positions(block_start: IntArray, context_counts: list[int]) -> IntArray:
+    """Text indices of every context, sample after sample."""
+    counts = np.asarray(context_counts, dtype=np.int64)
+    ends = np.cumsum(counts)
+    out = np.arange(int(ends[-1]) if len(ends) else 0, dtype=np.int64)
+    return out + np.repeat(block_start - (ends - counts), counts)
+
+
+def _scatter(
+    values: list[int], block_start: IntArray, context_counts: list[int], block_at: int
+) -> list[int]:
+    """Context values laid out like the blocks (references' places left at 0)."""
+    out = [0] * int(block_start[-1] - block_at)
+    k = 0
+    for start, count in zip(block_start[:-1].tolist(), context_counts, strict=True):
+        at = start - block_at
+        out[at : at + count] = values[k : k + count]
+        k += count
+    return out
 
 
 def build(ctx: RunContext) -> LexicalFamily:

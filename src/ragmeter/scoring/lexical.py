@@ -30,7 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ragmeter.text import ARTICLES
+import numpy as np
+import numpy.typing as npt
+
+from ragmeter.text import ARTICLES, TokenBatch
 from ragmeter.text import tokens as _tokens
 from ragmeter.text import tokens_for_lookup as _tokens_for_lookup
 from ragmeter.types import Score
@@ -40,10 +43,16 @@ __all__ = [
     "Overlap",
     "Tokens",
     "answer_token_recall",
+    "answer_token_recall_from_counts",
+    "batch_common",
     "best_overlap",
     "context_token_precision",
+    "context_token_precision_from_counts",
     "exact_match",
+    "exact_match_from_index",
     "k_precision",
+    "k_precision_from_counts",
+    "reference_score_from_counts",
     "token_f1",
     "token_overlap",
     "token_precision",
@@ -154,31 +163,40 @@ class Overlap:
     @property
     def precision(self) -> float:
         """Share of prediction tokens found in the reference (0 when nothing is shared)."""
-        if self.common == 0:
-            return 0.0
-        return 1.0 * self.common / self.prediction_length
+        return _share(self.common, self.prediction_length)
 
     @property
     def recall(self) -> float:
         """Share of reference tokens found in the prediction (0 when nothing is shared)."""
-        if self.common == 0:
-            return 0.0
-        return 1.0 * self.common / self.reference_length
+        return _share(self.common, self.reference_length)
 
     @property
     def f1(self) -> float:
         """Harmonic mean of precision and recall (0 when nothing is shared)."""
-        if self.common == 0:
-            return 0.0
-        precision, recall = self.precision, self.recall
-        return (2 * precision * recall) / (precision + recall)
+        return _f1(self.common, self.prediction_length, self.reference_length)
 
     def measure(self, name: Measure) -> float:
-        if name == "precision":
-            return self.precision
-        if name == "recall":
-            return self.recall
-        return self.f1
+        return _measure(name, self.common, self.prediction_length, self.reference_length)
+
+
+def _share(common: int, length: int) -> float:
+    return 0.0 if common == 0 else 1.0 * common / length
+
+
+def _f1(common: int, prediction_length: int, reference_length: int) -> float:
+    if common == 0:
+        return 0.0
+    precision = 1.0 * common / prediction_length
+    recall = 1.0 * common / reference_length
+    return (2 * precision * recall) / (precision + recall)
+
+
+def _measure(name: Measure, common: int, prediction_length: int, reference_length: int) -> float:
+    if name == "precision":
+        return _share(common, prediction_length)
+    if name == "recall":
+        return _share(common, reference_length)
+    return _f1(common, prediction_length, reference_length)
 
 
 def _reference(text: TextLike) -> Bag | Tokens:
@@ -253,14 +271,31 @@ def best_overlap(
         commons = [_common(pred, ref) for ref in refs]
         index = commons.index(max(commons))
         return index, Overlap(commons[index], len(pred), len(refs[index]))
-    best: tuple[int, Overlap] | None = None
-    best_value = -1.0
-    for index, ref in enumerate(refs):
-        overlap = Overlap(_common(pred, ref), len(pred), len(ref))
-        value = overlap.measure(measure)
-        if value > best_value:
-            best, best_value = (index, overlap), value
-    return best
+    return _pick(
+        [_common(pred, ref) for ref in refs], len(pred), [len(ref) for ref in refs], measure
+    )
+
+
+def _pick(
+    commons: Sequence[int], length: int, lengths: Sequence[int], measure: Measure
+) -> tuple[int, Overlap]:
+    """The first reference that maximises ``measure``, from shared counts and lengths."""
+    index = _best_index(commons, length, lengths, measure)
+    return index, Overlap(commons[index], length, lengths[index])
+
+
+def _best_index(
+    commons: Sequence[int], length: int, lengths: Sequence[int], measure: Measure
+) -> int:
+    if measure == "precision":  # the prediction's length is fixed: most shared wins
+        return commons.index(max(commons))
+    if len(commons) == 1:
+        return 0
+    values = [
+        _measure(measure, common, length, size)
+        for common, size in zip(commons, lengths, strict=True)
+    ]
+    return values.index(max(values))
 
 
 def k_precision(answer: TextLike, contexts: Sequence[TextLike]) -> Score:
@@ -289,12 +324,8 @@ def k_precision(answer: TextLike, contexts: Sequence[TextLike]) -> Score:
     >>> k_precision("Paris", []).reason
     'No contexts were given: K-Precision needs at least one context.'
     """
-    return _precision_against_best(
-        answer,
-        contexts,
-        side="answer",
-        empty_reason="No contexts were given: K-Precision needs at least one context.",
-    )
+    pred = Bag.of(answer)
+    return k_precision_from_counts(_commons(pred, contexts), len(pred))
 
 
 def context_token_precision(question: TextLike, contexts: Sequence[TextLike]) -> Score:
@@ -308,12 +339,8 @@ def context_token_precision(question: TextLike, contexts: Sequence[TextLike]) ->
     >>> context_token_precision("capital of France", ["unrelated", "capital of France"]).value
     1.0
     """
-    return _precision_against_best(
-        question,
-        contexts,
-        side="question",
-        empty_reason="No contexts were given: context token precision needs at least one.",
-    )
+    pred = Bag.of(question)
+    return context_token_precision_from_counts(_commons(pred, contexts), len(pred))
 
 
 def token_recall(answer: TextLike, references: Sequence[TextLike]) -> Score:
@@ -327,18 +354,7 @@ def token_recall(answer: TextLike, references: Sequence[TextLike]) -> Score:
     >>> token_recall("Rome", ["", "Rome Italy"]).details
     {'best_reference': 1, 'common_tokens': 1, 'answer_tokens': 1, 'reference_tokens': 2}
     """
-    best = _best(answer, references, "recall", _NO_REFERENCES.format(name="token recall"))
-    if isinstance(best, Score):
-        return best
-    index, overlap = best
-    details = _reference_details(index, overlap)
-    if overlap.reference_length == 0:
-        return Score(0.0, "Every reference answer is empty after normalisation.", details)
-    reason = (
-        f"{overlap.common} of {_plural(overlap.reference_length, 'token')} of reference "
-        f"{index} found in the answer."
-    )
-    return Score(overlap.recall, reason, details)
+    return reference_score_from_counts("recall", *_reference_counts(answer, references))
 
 
 def token_precision(answer: TextLike, references: Sequence[TextLike]) -> Score:
@@ -349,18 +365,7 @@ def token_precision(answer: TextLike, references: Sequence[TextLike]) -> Score:
     >>> token_precision("The president was Barack Obama", ["Barack Obama"]).value
     0.5
     """
-    best = _best(answer, references, "precision", _NO_REFERENCES.format(name="token precision"))
-    if isinstance(best, Score):
-        return best
-    index, overlap = best
-    details = _reference_details(index, overlap)
-    if overlap.prediction_length == 0:
-        return Score(0.0, "The answer has no tokens after normalisation.", details)
-    reason = (
-        f"{overlap.common} of {_plural(overlap.prediction_length, 'answer token')} found "
-        f"in reference {index}."
-    )
-    return Score(overlap.precision, reason, details)
+    return reference_score_from_counts("precision", *_reference_counts(answer, references))
 
 
 def token_f1(answer: TextLike, references: Sequence[TextLike]) -> Score:
@@ -371,16 +376,7 @@ def token_f1(answer: TextLike, references: Sequence[TextLike]) -> Score:
     >>> round(token_f1("well known author", ["well-known author"]).value, 6)
     0.4
     """
-    best = _best(answer, references, "f1", _NO_REFERENCES.format(name="token F1"))
-    if isinstance(best, Score):
-        return best
-    index, overlap = best
-    reason = (
-        f"F1 {overlap.f1:.3f} against reference {index}: "
-        f"{_plural(overlap.common, 'shared token')}, "
-        f"{overlap.prediction_length} in the answer, {overlap.reference_length} in the reference."
-    )
-    return Score(overlap.f1, reason, _reference_details(index, overlap))
+    return reference_score_from_counts("f1", *_reference_counts(answer, references))
 
 
 def answer_token_recall(question: TextLike, answer: TextLike) -> Score:
@@ -393,14 +389,7 @@ def answer_token_recall(question: TextLike, answer: TextLike) -> Score:
     1.0
     """
     overlap = token_overlap(answer, question)
-    details = {"common_tokens": overlap.common, "question_tokens": overlap.reference_length}
-    if overlap.reference_length == 0:
-        return Score(0.0, "The question has no tokens after normalisation.", details)
-    reason = (
-        f"{overlap.common} of {_plural(overlap.reference_length, 'question token')} "
-        "found in the answer."
-    )
-    return Score(overlap.recall, reason, details)
+    return answer_token_recall_from_counts(overlap.common, overlap.reference_length)
 
 
 def exact_match(answer: TextLike, references: Sequence[TextLike]) -> Score:
@@ -414,7 +403,7 @@ def exact_match(answer: TextLike, references: Sequence[TextLike]) -> Score:
     True
     """
     if not references:
-        return Score.undefined(_NO_REFERENCES.format(name="exact match"))
+        return exact_match_from_index(None, references=0)
     pred = Bag.of(answer).tokens
     for index, reference in enumerate(references):
         if isinstance(reference, Bag):
@@ -422,49 +411,304 @@ def exact_match(answer: TextLike, references: Sequence[TextLike]) -> Score:
         else:
             ref = Tokens.of(reference).exact
         if tuple(ref) == pred:
-            reason = f"The answer equals reference {index} after normalisation."
-            return Score(1.0, reason, {"matched_reference": index})
-    return Score(0.0, "The answer equals no reference answer after normalisation.")
+            return exact_match_from_index(index, references=len(references))
+    return exact_match_from_index(None, references=len(references))
+
+
+# --- Scores from token counts: shared by the functions above and by whole batches ---------
+
+
+def k_precision_from_counts(commons: Sequence[int], answer_tokens: int) -> Score:
+    """:func:`k_precision` from the tokens each context shares with the answer (one
+    count per context, in order) and the answer's token count.
+
+    Examples
+    --------
+    >>> k_precision_from_counts([1, 3, 3], 4).details
+    {'best_context': 1, 'common_tokens': 3, 'answer_tokens': 4}
+    """
+    return _precision_score(commons, answer_tokens, "answer", _NO_CONTEXTS_K)
+
+
+def context_token_precision_from_counts(commons: Sequence[int], question_tokens: int) -> Score:
+    """:func:`context_token_precision` from shared counts per context and the question's
+    token count."""
+    return _precision_score(commons, question_tokens, "question", _NO_CONTEXTS_QUESTION)
+
+
+def reference_score_from_counts(
+    measure: Measure, commons: Sequence[int], answer_tokens: int, reference_tokens: Sequence[int]
+) -> Score:
+    """:func:`token_recall`, :func:`token_precision` or :func:`token_f1` (``measure``)
+    from the tokens each reference shares with the answer and the token counts.
+
+    Examples
+    --------
+    >>> reference_score_from_counts("recall", [1, 1], 1, [2, 1]).value
+    1.0
+    """
+    if not commons:
+        return Score.undefined(_NO_REFERENCES.format(name=_MEASURE_NAMES[measure]))
+    index = _best_index(commons, answer_tokens, reference_tokens, measure)
+    common, length, size = commons[index], answer_tokens, reference_tokens[index]
+    details = {
+        "best_reference": index,
+        "common_tokens": common,
+        "answer_tokens": length,
+        "reference_tokens": size,
+    }
+    if measure == "recall":
+        if size == 0:
+            return Score(0.0, "Every reference answer is empty after normalisation.", details)
+        reason = (
+            f"{common} of {size} {'token' if size == 1 else 'tokens'} of reference {index} "
+            "found in the answer."
+        )
+        return Score(_share(common, size), reason, details)
+    if measure == "precision":
+        if length == 0:
+            return Score(0.0, "The answer has no tokens after normalisation.", details)
+        reason = (
+            f"{common} of {length} {'answer token' if length == 1 else 'answer tokens'} found "
+            f"in reference {index}."
+        )
+        return Score(_share(common, length), reason, details)
+    f1 = _f1(common, length, size)
+    reason = (
+        f"F1 {f1:.3f} against reference {index}: {_plural(common, 'shared token')}, "
+        f"{length} in the answer, {size} in the reference."
+    )
+    return Score(f1, reason, details)
+
+
+def answer_token_recall_from_counts(common: int, question_tokens: int) -> Score:
+    """:func:`answer_token_recall` from the tokens the answer shares with the question
+    and the question's token count."""
+    details = {"common_tokens": common, "question_tokens": question_tokens}
+    if question_tokens == 0:
+        return Score(0.0, "The question has no tokens after normalisation.", details)
+    reason = f"{common} of {_plural(question_tokens, 'question token')} found in the answer."
+    return Score(_share(common, question_tokens), reason, details)
+
+
+def exact_match_from_index(index: int | None, *, references: int) -> Score:
+    """:func:`exact_match` from the first reference equal to the answer (``None``: none
+    is) and the number of references."""
+    if references == 0:
+        return Score.undefined(_NO_REFERENCES.format(name="exact match"))
+    if index is None:
+        return Score(0.0, "The answer equals no reference answer after normalisation.")
+    reason = f"The answer equals reference {index} after normalisation."
+    return Score(1.0, reason, {"matched_reference": index})
 
 
 _NO_REFERENCES = "No reference answers were given: {name} needs at least one."
+_NO_CONTEXTS_K = "No contexts were given: K-Precision needs at least one context."
+_NO_CONTEXTS_QUESTION = "No contexts were given: context token precision needs at least one."
+_MEASURE_NAMES = {"recall": "token recall", "precision": "token precision", "f1": "token F1"}
 
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def _best(
-    prediction: TextLike, references: Sequence[TextLike], measure: Measure, empty_reason: str
-) -> tuple[int, Overlap] | Score:
-    best = best_overlap(prediction, references, measure=measure)
-    return Score.undefined(empty_reason) if best is None else best
+def _reference_counts(
+    answer: TextLike, references: Sequence[TextLike]
+) -> tuple[list[int], int, list[int]]:
+    pred = Bag.of(answer)
+    refs = [_reference(r) for r in references]
+    return [_common(pred, ref) for ref in refs], len(pred), [len(ref) for ref in refs]
 
 
-def _reference_details(index: int, overlap: Overlap) -> dict[str, int]:
-    return {
-        "best_reference": index,
-        "common_tokens": overlap.common,
-        "answer_tokens": overlap.prediction_length,
-        "reference_tokens": overlap.reference_length,
-    }
+def _commons(pred: Bag, contexts: Sequence[TextLike]) -> list[int]:
+    return [_common(pred, _reference(context)) for context in contexts]
 
 
-def _precision_against_best(
-    prediction: TextLike, contexts: Sequence[TextLike], *, side: str, empty_reason: str
-) -> Score:
-    if not contexts:
+def _precision_score(commons: Sequence[int], length: int, side: str, empty_reason: str) -> Score:
+    """The best context shares most tokens: the prediction's length is fixed, so a
+    context's own length is never needed."""
+    if not commons:
         return Score.undefined(empty_reason)
-    pred = Bag.of(prediction)
-    # The prediction's length is fixed, so the context sharing most tokens wins; its own
-    # length is never needed, which spares normalising it exactly.
-    commons = [_common(pred, _reference(context)) for context in contexts]
     common = max(commons)
     index = commons.index(common)
-    length = len(pred)
-    details = {"best_context": index, "common_tokens": common, f"{side}_tokens": length}
+    details = {"best_context": index, "common_tokens": common, _SIDE_KEYS[side]: length}
     if length == 0:
         return Score(0.0, f"The {side} has no tokens after normalisation.", details)
-    value = 0.0 if common == 0 else 1.0 * common / length
-    reason = f"{common} of {_plural(length, side + ' token')} found in context {index}."
-    return Score(value, reason, details)
+    unit = _SIDE_UNITS[side][length != 1]
+    reason = f"{common} of {length} {unit} found in context {index}."
+    return Score(_share(common, length), reason, details)
+
+
+_SIDE_KEYS = {"answer": "answer_tokens", "question": "question_tokens"}
+_SIDE_UNITS = {
+    "answer": ("answer token", "answer tokens"),
+    "question": ("question token", "question tokens"),
+}
+
+
+# --- A whole batch at once ----------------------------------------------------------------
+
+#: Above this many cells (lookup texts times prediction tokens) per token looked up, the
+#: shared counts are gathered sparsely (a sort) instead of in one dense array.
+_DENSE_LIMIT = 16
+
+IntArray = npt.NDArray[np.int64]
+
+
+def batch_common(
+    batch: TokenBatch, predictions: IntArray, lookups: IntArray, owners: IntArray
+) -> IntArray:
+    """Shared token counts (multiset intersection) of many text pairs of one batch.
+
+    Group ``g`` has the prediction text ``predictions[g]`` of ``batch``; lookup text
+    ``lookups[x]`` belongs to group ``owners[x]``. The result's ``x``-th entry is
+    ``token_overlap(prediction, lookup).common`` for that pair, on SQuAD tokens. Texts
+    that ``batch`` left out count as having no tokens. Consecutive lookup texts are read
+    fastest.
+
+    Examples
+    --------
+    >>> batch = TokenBatch.of(["yes yes no", "yes yes yes", "No.", "maybe"])
+    >>> batch_common(batch, np.array([0]), np.array([1, 2, 3]), np.array([0, 0, 0])).tolist()
+    [2, 1, 0]
+    """
+    # The prediction tokens, dropped ones left out, group after group, a table per group.
+    found, counts = _tokens_of(batch, predictions)
+    keep = ~batch.dropped[found]
+    groups = np.repeat(np.arange(len(predictions), dtype=np.int64), counts)[keep]
+    table = _Tables(batch.keys[found][keep], np.bincount(groups, minlength=len(predictions)))
+    kinds = table.kinds
+    kind_start = np.zeros(len(predictions), dtype=np.int64)
+    np.cumsum(kinds[:-1], out=kind_start[1:])
+
+    # Every token of every lookup text, looked up in its group's table.
+    found, counts = _tokens_of(batch, lookups)
+    hits, kind = table.find(batch.keys[found], owners, counts)
+    # One cell per (lookup text, distinct prediction token).
+    width = kinds[owners]
+    base = np.zeros(len(lookups) + 1, dtype=np.int64)
+    np.cumsum(width, out=base[1:])
+    cells = np.repeat(base[:-1] - kind_start[owners], counts)[hits]
+    cells += kind
+    total = int(base[-1])
+    occurs = table.counts
+    if total <= _DENSE_LIMIT * (len(hits) + len(occurs) + 64):
+        shared = np.bincount(cells, minlength=total)
+        which = np.arange(total, dtype=np.int64)
+        which += np.repeat(kind_start[owners] - base[:-1], width)
+        capped = np.minimum(shared, occurs[which])
+        sums = np.zeros(total + 1, dtype=np.int64)
+        np.cumsum(capped, out=sums[1:])
+        return sums[base[1:]] - sums[base[:-1]]
+    cells, shared = np.unique(cells, return_counts=True)
+    text = np.searchsorted(base, cells, side="right") - 1
+    capped = np.minimum(shared, occurs[cells - base[text] + kind_start[owners[text]]])
+    return np.bincount(text, weights=capped, minlength=len(lookups)).astype(np.int64)
+
+
+def _tokens_of(batch: TokenBatch, texts: IntArray) -> tuple[IntArray | slice, IntArray]:
+    """Token indices of ``texts`` in order (a slice when the texts are consecutive), and
+    how many each text has."""
+    offsets = batch.offsets
+    first = offsets[texts]
+    counts = offsets[texts + 1] - first
+    if len(texts) == 0:
+        return np.zeros(0, dtype=np.int64), counts
+    start = int(texts[0])
+    if int(texts[-1]) - start == len(texts) - 1 and (np.diff(texts) == 1).all():
+        return slice(int(first[0]), int(offsets[start + len(texts)])), counts
+    ends = np.cumsum(counts)
+    out = np.arange(int(ends[-1]), dtype=np.int64)
+    out += np.repeat(first - (ends - counts), counts)
+    return out, counts
+
+
+class _Tables:
+    """One open-addressing hash table of token keys per group, side by side in one
+    array, built and probed in vectorised numpy rounds (linear probing inside each
+    group's part, a power of two at least four times its tokens).
+
+    Keys identify tokens (:class:`~ragmeter.text.TokenBatch`), and 0 marks an empty slot.
+    Lookups come group after group, so each probes a small part that stays in cache.
+    ``kinds[g]`` is the number of distinct tokens of group ``g``; ``counts[k]`` how often
+    the ``k``-th distinct token occurs (numbered group after group).
+
+    Examples
+    --------
+    >>> t = _Tables(np.array([5, 7, 5, 5], dtype=np.uint64), np.array([3, 1]))
+    >>> t.kinds.tolist(), sorted(t.counts.tolist())
+    ([2, 1], [1, 1, 2])
+    """
+
+    def __init__(self, keys: npt.NDArray[np.uint64], sizes: IntArray) -> None:
+        part = np.left_shift(1, np.ceil(np.log2(4 * sizes + 4)).astype(np.int64))
+        self.part = part
+        self.start = np.zeros(len(sizes), dtype=np.int64)
+        np.cumsum(part[:-1], out=self.start[1:])
+        self.slot_key = np.zeros(int(part.sum()), dtype=np.uint64)
+        slots = self._insert(keys, np.repeat(self.start, sizes), np.repeat(part - 1, sizes))
+        used = self.slot_key != 0
+        self.rank = np.cumsum(used) - 1
+        self.kinds = np.add.reduceat(used, self.start).astype(np.int64)
+        self.counts = np.bincount(self.rank[slots], minlength=int(self.kinds.sum()))
+
+    @staticmethod
+    def _home(keys: npt.NDArray[np.uint64], start: IntArray, mask: IntArray) -> IntArray:
+        mixed = keys * _SLOT_MIX
+        mixed >>= _SHIFT
+        home = mixed.view(np.int64)
+        home &= mask
+        home += start
+        return home
+
+    def _insert(self, keys: npt.NDArray[np.uint64], start: IntArray, mask: IntArray) -> IntArray:
+        """Put every key in its group's part; return the slot of each."""
+        slot = self._home(keys, start, mask)
+        slot_key = self.slot_key
+        pending = np.arange(len(keys), dtype=np.int64)
+        while len(pending):
+            where = slot[pending]
+            free = slot_key[where] == 0
+            if free.any():
+                # Several keys may claim one free slot: one wins, the others probe on.
+                slot_key[where[free]] = keys[pending[free]]
+            pending = pending[slot_key[where] != keys[pending]]
+            slot[pending] = ((slot[pending] - start[pending] + 1) & mask[pending]) + start[pending]
+        return slot
+
+    def find(
+        self, keys: npt.NDArray[np.uint64], groups: IntArray, counts: IntArray
+    ) -> tuple[IntArray, IntArray]:
+        """Look up ``keys``, those of text ``x`` (``counts[x]`` of them) in the part of
+        group ``groups[x]``: the positions found and the numbers of their distinct tokens.
+        """
+        start = np.repeat(self.start[groups], counts)
+        mask = np.repeat(self.part[groups] - 1, counts)
+        slot = self._home(keys, start, mask)
+        slot_key = self.slot_key
+        # First round over every key at once, without compacting.
+        found = slot_key[slot]
+        equal = found == keys
+        hits, slots = [np.flatnonzero(equal)], []
+        slots.append(slot[hits[0]])
+        pending = np.flatnonzero(found)
+        pending = pending[~equal[pending]]
+        start, mask, where, wanted = start[pending], mask[pending], slot[pending], keys[pending]
+        while len(pending):
+            where = ((where - start + 1) & mask) + start
+            found = slot_key[where]
+            equal = found == wanted
+            hit = np.flatnonzero(equal)
+            hits.append(pending[hit])
+            slots.append(where[hit])
+            go_on = np.flatnonzero(found != 0)
+            go_on = go_on[~equal[go_on]]
+            pending, start, mask = pending[go_on], start[go_on], mask[go_on]
+            where, wanted = where[go_on], wanted[go_on]
+        if len(hits) == 1:
+            return hits[0], self.rank[slots[0]]
+        return np.concatenate(hits), self.rank[np.concatenate(slots)]
+
+
+_SLOT_MIX = np.uint64(0x9E3779B97F4A7C15)
+_SHIFT = np.uint64(32)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cache
 
 from ragmeter.errors import ConfigError
@@ -64,7 +65,7 @@ def check_k(k: int, metric: str) -> int:
     return k
 
 
-def _as_set(relevant: Iterable[Hashable]) -> Collection[Hashable]:
+def _as_set(relevant: Iterable[Hashable]) -> AbstractSet[Hashable]:
     return relevant if isinstance(relevant, set | frozenset) else set(relevant)
 
 
@@ -84,6 +85,8 @@ def first_relevant_rank(retrieved: Sequence[Hashable], relevant: Iterable[Hashab
     True
     """
     rel = _as_set(relevant)
+    if rel.isdisjoint(retrieved):  # the usual miss, without a Python loop
+        return None
     for rank, item in enumerate(retrieved, 1):
         if item in rel:
             return rank
@@ -130,7 +133,7 @@ def average_precision(retrieved: Sequence[Hashable], relevant: Iterable[Hashable
     0.5
     """
     rel = _as_set(relevant)
-    if not rel:
+    if not rel or rel.isdisjoint(retrieved):
         return 0.0
     hits = 0
     total = 0.0
@@ -155,7 +158,7 @@ def map_retrieved(retrieved: Sequence[Hashable], relevant: Iterable[Hashable]) -
     0.5833333333333333
     """
     rel = _as_set(relevant)
-    if not rel:
+    if not rel or rel.isdisjoint(retrieved):
         return 0.0
     hits = 0
     total = 0.0
