@@ -112,3 +112,47 @@ def test_replies_committed_before_sigkill_survive(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", script], env={"PYTHONPATH": src}, check=False)
     assert proc.returncode == -9
     assert len(JudgeCache(path)) == 5
+
+
+def test_aput_returns_only_once_the_reply_is_committed_and_leaves_the_loop_free(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import threading
+
+    path = tmp_path / "a.sqlite3"
+    cache = JudgeCache(path)
+    writers: list[str] = []
+    put = cache.put
+
+    def spy(*args, **kwargs) -> None:
+        writers.append(threading.current_thread().name)
+        put(*args, **kwargs)
+
+    cache.put = spy  # type: ignore[method-assign]
+
+    async def main() -> None:
+        await asyncio.gather(
+            *(cache.aput(str(i), f"v{i}", model="m", prompt="p") for i in range(8))
+        )
+        # Committed: another connection (another process, after a SIGKILL) sees every reply.
+        other = sqlite3.connect(path)
+        assert other.execute("SELECT COUNT(*) FROM replies").fetchone()[0] == 8
+        other.close()
+
+    asyncio.run(main())
+    assert len(writers) == 8
+    assert threading.main_thread().name not in writers
+    assert cache.get("3") == "v3"
+
+
+def test_aput_on_a_bypassed_cache_does_nothing(tmp_path: Path) -> None:
+    import asyncio
+
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"not a database at all" * 100)
+    with pytest.warns(RuntimeWarning):
+        cache = JudgeCache(bad)
+        cache.get("k")
+    asyncio.run(cache.aput("k", "v", model="m", prompt="p"))
+    assert cache.get("k") is None

@@ -13,6 +13,7 @@ carries its own checksum, checked on every read).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -121,6 +122,8 @@ class JudgeCache:
         if self._conn is None:
             return None
         with self._lock:
+            if self._conn is None:  # a write in a worker thread gave up on the file meanwhile
+                return None
             try:
                 row = self._conn.execute(
                     "SELECT reply, checksum FROM replies WHERE key = ?", (key,)
@@ -148,6 +151,8 @@ class JudgeCache:
         if self._conn is None:
             return
         with self._lock:
+            if self._conn is None:
+                return
             try:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
@@ -161,6 +166,17 @@ class JudgeCache:
                 self._disable(f"writing failed ({exc})")
             except sqlite3.DatabaseError as exc:
                 self._disable(f"it is corrupt ({exc})")
+
+    async def aput(self, key: str, reply: str, *, model: str, prompt: str) -> None:
+        """:meth:`put` in a worker thread; returns once the reply is committed.
+
+        The event loop keeps sending and receiving judge requests while SQLite writes, and the
+        caller still holds no result whose reply is not on disk (a SIGKILL after this returns
+        loses nothing).
+        """
+        if self._conn is None:
+            return
+        await asyncio.to_thread(self.put, key, reply, model=model, prompt=prompt)
 
     def __len__(self) -> int:
         if self._conn is None:

@@ -50,3 +50,76 @@ def test_simulated_judgements_are_plausible() -> None:
         "Shah Jahan",
         "1653",
     ]
+
+
+def test_base64_embeddings_are_the_float32_bytes_of_the_float_ones() -> None:
+    import array
+    import base64
+
+    def post(body: dict) -> list[dict]:
+        req = urllib.request.Request(
+            f"{server.base_url}/embeddings", data=json.dumps(body).encode(), method="POST"
+        )
+        with urllib.request.urlopen(req) as resp:
+            return json.load(resp)["data"]
+
+    texts = ["Ada Lovelace wrote notes on the engine.", "", "Turing worked in Manchester."]
+    with TestServer() as server:
+        floats = post({"model": "m", "input": texts})
+        packed = post({"model": "m", "input": texts, "encoding_format": "base64"})
+    for f, b in zip(floats, packed, strict=True):
+        assert isinstance(b["embedding"], str)
+        decoded = array.array("f", base64.b64decode(b["embedding"]))
+        assert len(decoded) == len(f["embedding"]) == 256
+        expected = array.array("f", f["embedding"])  # the same values rounded to float32
+        assert decoded == expected
+
+
+def test_embed_is_unit_norm_and_the_same_as_the_dense_formula() -> None:
+    import hashlib
+    import math
+
+    from ragmeter.testing.server import _content_words, embed
+
+    def dense(text: str, dim: int = 256) -> list[float]:
+        vec = [0.0] * dim
+        for word in _content_words(text):
+            digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+            vec[int.from_bytes(digest[:4], "little") % dim] += 1.0 if digest[4] & 1 else -1.0
+        norm = math.sqrt(sum(v * v for v in vec))
+        if norm == 0:
+            vec[0], norm = 1.0, 1.0
+        return [v / norm for v in vec]
+
+    for text in ["Bell lived in Boston in 1876 and Boston grew.", "", "the of and", "x " * 300]:
+        assert embed(text) == dense(text)
+        assert abs(sum(v * v for v in embed(text)) - 1) < 1e-9
+
+
+def test_a_reply_leaves_in_one_segment_without_waiting_for_an_ack() -> None:
+    # Headers and body written separately under Nagle's algorithm wait for the client's
+    # delayed ACK (~40 ms on Linux) before the body leaves: every judge call would pay it.
+    import socket
+
+    with (
+        TestServer() as server,
+        socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock,
+    ):
+        for _ in range(3):  # keep-alive: later replies on the same connection too
+            body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+            sock.sendall(
+                (
+                    "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                    "Content-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n{body}"
+                ).encode()
+            )
+            data = sock.recv(65536)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            assert len(rest) == length, "the body did not come with the headers"
+            assert json.loads(rest)["choices"][0]["message"]["content"]

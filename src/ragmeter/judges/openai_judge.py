@@ -286,7 +286,7 @@ class OpenAIJudge:
                     f"(first reply: {first})."
                 ) from None
         if self.cache is not None:
-            self.cache.put(key, content, model=self.model, prompt=prompt.id)
+            await self.cache.aput(key, content, model=self.model, prompt=prompt.id)
         return value, False
 
     # ------------------------------------------------------------ the protocol

@@ -10,9 +10,10 @@ real, non-trivial scores through the real HTTP path:
   every number in it.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings`` (hashed bag-of-words vectors,
-L2-normalised), ``GET /v1/models``, ``GET /stats`` (counters kept server-side: calls, tokens,
-maximum requests in flight, busy time), ``POST /reset`` and ``POST /config`` (latency, fault
-mode, refusing ``json_schema`` response formats).
+L2-normalised; base64 float32 when ``encoding_format`` asks for it), ``GET /v1/models``,
+``GET /stats`` (counters kept server-side: calls, tokens, maximum requests in flight, busy
+time), ``POST /reset`` and ``POST /config`` (latency, fault mode, refusing ``json_schema``
+response formats).
 
 Fault mode: on a seeded share of chat calls, answer 429 with ``Retry-After``, 500, 503, hang
 for ``hang_seconds``, drop the connection, send malformed JSON, or send a wrong number of
@@ -25,7 +26,10 @@ Start it with ``python -m ragmeter.testing.server --port 0 [--latency 0.2]``; it
 from __future__ import annotations
 
 import argparse
+import array
+import base64
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -349,16 +353,34 @@ def chat_reply(body: dict[str, Any]) -> tuple[str, str]:
     return "other", json.dumps({"text": "This server only answers ragmeter's prompts."})
 
 
+def _base64_vector(vector: list[float]) -> str:
+    packed = array.array("f", vector)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return base64.b64encode(packed.tobytes()).decode("ascii")
+
+
+@functools.lru_cache(maxsize=65536)
+def _bucket(word: str, dim: int) -> tuple[int, float]:
+    digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little") % dim, 1.0 if digest[4] & 1 else -1.0
+
+
 def embed(text: str, dim: int = 256) -> list[float]:
-    vec = [0.0] * dim
+    # Sparse: a text touches a few of the ``dim`` buckets, so only those are summed and divided
+    # (the zeros add nothing to the norm; the result is the same as over the dense vector).
+    buckets: dict[int, float] = {}
     for word in _content_words(text):
-        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-        idx = int.from_bytes(digest[:4], "little") % dim
-        vec[idx] += 1.0 if digest[4] & 1 else -1.0
-    norm = math.sqrt(sum(v * v for v in vec))
+        idx, sign = _bucket(word, dim)
+        buckets[idx] = buckets.get(idx, 0.0) + sign
+    norm = math.sqrt(sum(buckets[i] * buckets[i] for i in sorted(buckets)))
+    vec = [0.0] * dim
     if norm == 0:
-        vec[0], norm = 1.0, 1.0
-    return [v / norm for v in vec]
+        vec[0] = 1.0
+        return vec
+    for idx, value in buckets.items():
+        vec[idx] = value / norm
+    return vec
 
 
 # ------------------------------------------------------------------ HTTP
@@ -366,6 +388,11 @@ def embed(text: str, dim: int = 256) -> list[float]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # A reply leaves in one segment, at once: headers and body are buffered and flushed
+    # together, and Nagle's algorithm is off. (Headers and body as two small writes under
+    # Nagle wait for the client's delayed ACK, ~40 ms per reply on Linux.)
+    disable_nagle_algorithm = True
+    wbufsize = -1
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -380,6 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(body)
+        self.wfile.flush()
 
     def _body(self) -> dict[str, Any]:
         length = int(self.headers.get("Content-Length") or 0)
@@ -436,8 +464,16 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.stats.embedding_calls += 1
             state.stats.embedded_texts += len(texts)
+        # Like OpenAI and vLLM: ``encoding_format="base64"`` (what the openai SDK asks for by
+        # default) gets little-endian float32 bytes in base64, anything else a list of floats.
+        as_base64 = body.get("encoding_format") == "base64"
         data = [
-            {"object": "embedding", "index": i, "embedding": embed(t)} for i, t in enumerate(texts)
+            {
+                "object": "embedding",
+                "index": i,
+                "embedding": _base64_vector(embed(t)) if as_base64 else embed(t),
+            }
+            for i, t in enumerate(texts)
         ]
         tokens = sum(count_tokens(t) for t in texts)
         self._send(
@@ -619,6 +655,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown fault kind(s) {unknown}; choose among {list(FAULT_KINDS)}")
     if not 0 <= args.fault_rate <= 1:
         parser.error(f"--fault-rate must be in [0, 1]; got {args.fault_rate}")
+    # The handler threads share one GIL: a request that has arrived waits for it before the
+    # server marks it begun. Hand the GIL over sooner than the default 5 ms (this process only).
+    sys.setswitchinterval(0.0005)
     server = TestServer(
         args.port,
         latency=args.latency,
