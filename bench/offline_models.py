@@ -1,19 +1,24 @@
 """Speed and a quality check of the offline models, each against a peer measured in the same run.
 
 1. Embeddings (int8 ONNX MiniLM, the offline default): sentences/s embedding the TruLens
-   MS MARCO queries and passages in batches across samples, against a one-by-one loop over
-   the same texts; the ratio. With ``--fp32`` also the fp32 sentence-transformers model.
-2. Context relevance (SmolLM2-135M-Instruct, the offline default): (question, context)
-   pairs/s batched through the ``context_relevance`` family against one pair per call on
-   a subset; and its pairwise accuracy on ``../shared/data/trulens_msmarco_context_relevance``
-   (the fraction of queries whose annotated passage scores above its hard negative; ties
-   count half), the bar of the meta-evaluation being 0.75. Target speed: >= 8 pairs/s on 2
-   cores.
+   MS MARCO queries (short: all 200) and queries and passages (``--limit`` of each) in
+   batches across samples, against a one-by-one loop over the same texts, alternated
+   ``--repeats`` times (best and median: the machine is shared); the ratio. With ``--fp32``
+   also the fp32 sentence-transformers model.
+2. Context relevance (SmolLM2-135M-Instruct, the offline default), for each of
+   ``--dtypes`` (default: the new default ``auto`` and Unitxt's ``float32``, in the same
+   run): (question, context) pairs/s batched through the ``context_relevance`` family and
+   one pair per call on a subset; whether a pair's score is the same alone, in the batch
+   and in reversed order; its pairwise accuracy on
+   ``../shared/data/trulens_msmarco_context_relevance`` (the fraction of queries whose
+   annotated passage scores above its hard negative; ties count half), the bar of the
+   meta-evaluation being 0.75; then the distribution of |score(auto) - score(float32)| and
+   the speed ratio. Target speed: >= 8 pairs/s on 2 cores.
 
 Run from the project root (the first run converts the GGUF, about a minute)::
 
     PYTHONPATH=src python bench/offline_models.py --limit 200
-    PYTHONPATH=src python bench/offline_models.py --limit 50 --dtype bfloat16
+    PYTHONPATH=src python bench/offline_models.py --limit 50 --dtypes bfloat16,float32
 """
 
 from __future__ import annotations
@@ -72,88 +77,132 @@ def idle_rate(work: int, threads: int) -> str:
     )
 
 
-def bench_embeddings(texts: list[str], *, fp32: bool) -> None:
+def bench_embeddings(texts: list[str], *, fp32: bool, repeats: int) -> None:
+    """Batched against one-by-one, alternated ``repeats`` times: best and median rates."""
     import numpy as np
 
     from ragmeter.models.embeddings import make_embedder
 
     embedder, load = timed(lambda: make_embedder("offline"))
-    embedder.embed(texts[:8])  # warm-up
-    batched, t_batch = timed(lambda: embedder.embed(texts))
-    rate_batch = idle_rate(len(texts), THREADS)
-    loop, t_loop = timed(lambda: np.concatenate([embedder.embed([t]) for t in texts]))
-    rate_loop = idle_rate(len(texts), THREADS)
-    same = float(np.max(np.abs(batched - loop)))
+    embedder.embed(texts)  # warm-up: the session's memory arena grows to the largest batch
+    tokens = [len(e.ids) for e in embedder._tokenizer.encode_batch(texts)]
     n = len(texts)
-    print(f"embeddings  {embedder.name}: load {load:.2f} s, {n} texts")
-    print(f"  batched across samples  {n / t_batch:8.1f} sentences/s {rate_batch}")
-    print(f"  one-by-one loop         {n / t_loop:8.1f} sentences/s {rate_loop}")
-    print(f"  ratio batched/loop      {t_loop / t_batch:8.2f}x   (max |diff| {same:.1e})")
+    times: dict[str, list[float]] = {"batched": [], "loop": []}
+    for _ in range(repeats):
+        batched, t_batch = timed(lambda: embedder.embed(texts))
+        times["batched"].append(t_batch)
+        loop, t_loop = timed(lambda: np.concatenate([embedder.embed([t]) for t in texts]))
+        times["loop"].append(t_loop)
+    same = float(np.max(np.abs(batched - loop)))
+    print(
+        f"embeddings  {embedder.name}: load {load:.2f} s, {n} texts of {min(tokens)}-"
+        f"{max(tokens)} tokens (mean {np.mean(tokens):.0f}), batches of <= "
+        f"{embedder.batch_size} texts and <= {embedder.max_batch_tokens} tokens"
+    )
+    for label, name in (("batched across samples", "batched"), ("one-by-one loop", "loop")):
+        spent = sorted(times[name])
+        print(
+            f"  {label:24s} {n / spent[0]:8.1f} sentences/s best, "
+            f"{n / spent[len(spent) // 2]:8.1f} median of {repeats}"
+        )
+    ratio = min(times["loop"]) / min(times["batched"])
+    print(f"  ratio batched/loop (best) {ratio:8.2f}x   (max |diff| {same:.1e})")
     if fp32:
         st, st_load = timed(lambda: make_embedder("all-MiniLM-L6-v2"))
         st.embed(texts[:8])
         _, t_st = timed(lambda: st.embed(texts))
         print(f"  fp32 sentence-transformers {n / t_st:8.1f} sentences/s (load {st_load:.1f} s)")
-        print(f"  ratio int8 ONNX / fp32 torch       {t_st / t_batch:8.2f}x")
+        print(f"  ratio int8 ONNX / fp32 torch       {t_st / min(times['batched']):8.2f}x")
 
 
-def bench_relevance(triples: list[tuple[str, str, str]], *, dtype: str, loop_n: int) -> None:
+def bench_relevance(triples: list[tuple[str, str, str]], *, dtypes: list[str], loop_n: int) -> None:
+    """Each dtype through the family, one pair per call, and its accuracy; then their gaps."""
+    import numpy as np
+
     from ragmeter.metrics.context_relevance import ContextRelevanceFamily
     from ragmeter.models.lm_scorer import load_question_likelihood
     from ragmeter.types import Sample
 
-    scorer = load_question_likelihood("offline", dtype=dtype)  # type: ignore[arg-type]
-    _, load = timed(lambda: scorer.score(["warm up"], ["warm up?"]))
-    family = ContextRelevanceFamily(scorer)
     samples = [Sample(question=q, contexts=(pos, neg)) for q, pos, neg in triples]
-    rows, t_batch = timed(lambda: asyncio.run(family.score_batch(samples, ["context_relevance"])))
-    pairs = 2 * len(samples)
-    rate_batch = idle_rate(pairs, THREADS)
-    wins = 0.0
-    for row in rows:
-        pos, neg = row["context_relevance"].details["context_scores"]
-        wins += 1.0 if pos > neg else 0.5 if pos == neg else 0.0
-    subset = [(q, c) for q, pos, neg in triples[: max(1, loop_n // 2)] for c in (pos, neg)]
-    _, t_loop = timed(lambda: [scorer.score([c], [q]) for q, c in subset])
-    rate_loop = idle_rate(len(subset), THREADS)
-    _, t_sub = timed(lambda: scorer.score([c for _, c in subset], [q for q, _ in subset]))
-    rate_sub = idle_rate(len(subset), THREADS)
-    print(f"context relevance  {scorer.name} ({scorer.dtype}): first load+score {load:.1f} s")
-    print(f"  {scorer.describe()}")
-    print(f"  batched family, {pairs} pairs {pairs / t_batch:8.2f} pairs/s {rate_batch}; target 8")
-    print(
-        f"  one pair per call, {len(subset)} pairs {len(subset) / t_loop:8.2f} pairs/s {rate_loop}"
-    )
-    print(f"  same {len(subset)} pairs batched {len(subset) / t_sub:8.2f} pairs/s {rate_sub}")
-    print(f"  ratio batched/one-by-one        {t_loop / t_sub:8.2f}x")
-    print(
-        f"  TruLens MS MARCO pairwise accuracy {wins / len(rows):.3f} over {len(rows)} queries "
-        "(meta-evaluation bar 0.75)"
-    )
+    contexts = [c for _, pos, neg in triples for c in (pos, neg)]
+    questions = [q for q, _, _ in triples for _ in (0, 1)]
+    subset = list(zip(contexts, questions, strict=True))[:loop_n]
+    pairs = len(contexts)
+    per_dtype: dict[str, np.ndarray] = {}
+    rates: dict[str, float] = {}
+    for dtype in dtypes:
+        scorer = load_question_likelihood("offline", dtype=dtype)  # type: ignore[arg-type]
+        _, load = timed(lambda s=scorer: s.score(["warm up"], ["warm up?"]))
+        family = ContextRelevanceFamily(scorer)
+        rows, t_batch = timed(
+            lambda f=family: asyncio.run(f.score_batch(samples, ["context_relevance"]))
+        )
+        rate_batch = idle_rate(pairs, THREADS)
+        rates[dtype] = pairs / t_batch
+        scores = np.array(
+            [s for row in rows for s in row["context_relevance"].details["context_scores"]]
+        )
+        per_dtype[dtype] = scores
+        wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in scores.reshape(-1, 2))
+        alone, t_loop = timed(lambda s=scorer: [s.score([c], [q])[0] for c, q in subset])
+        rate_loop = idle_rate(len(subset), THREADS)
+        backwards = scorer.score([c for c, _ in subset][::-1], [q for _, q in subset][::-1])[::-1]
+        same = np.array_equal(np.round(alone, 6), scores[: len(subset)]) and alone == backwards
+        print(f"context relevance  dtype={dtype!r}: {scorer.numerics()}, load+score {load:.1f} s")
+        print(
+            f"  batched family, {pairs} pairs {pairs / t_batch:8.2f} pairs/s {rate_batch}; target 8"
+        )
+        n = len(subset)
+        print(f"  one pair per call, {n} pairs {n / t_loop:8.2f} pairs/s {rate_loop}")
+        print(f"  a pair's score alone = in the batch = in reversed order: {same}")
+        print(
+            f"  TruLens MS MARCO pairwise accuracy {wins / len(triples):.3f} over {len(triples)} "
+            "queries (meta-evaluation bar 0.75)"
+        )
+    if len(dtypes) == 2:
+        first, second = dtypes
+        gap = np.abs(per_dtype[first] - per_dtype[second])
+        rel = gap / np.maximum(per_dtype[second], 1e-12)
+        print(
+            f"  |{first} - {second}| over {pairs} pairs: mean {gap.mean():.1e}, median "
+            f"{np.median(gap):.1e}, p95 {np.quantile(gap, 0.95):.1e}, max {gap.max():.1e} "
+            f"(relative: median {np.median(rel):.3f}, max {rel.max():.3f})"
+        )
+        print(f"  ratio {first}/{second} pairs/s {rates[first] / rates[second]:8.2f}x")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=200, help="TruLens queries (max 200)")
     parser.add_argument("--loop-pairs", type=int, default=16, help="pairs for the 1-by-1 peer")
-    parser.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    parser.add_argument(
+        "--dtypes",
+        default="auto,float32",
+        help="context-relevance dtypes to compare, comma-separated (auto, float32, bfloat16)",
+    )
     parser.add_argument("--fp32", action="store_true", help="also time sentence-transformers")
+    parser.add_argument("--repeats", type=int, default=3, help="embedding timing repeats")
     parser.add_argument("--skip-embeddings", action="store_true")
     parser.add_argument("--skip-relevance", action="store_true")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     if args.limit < 1:
         parser.error(f"--limit must be >= 1. Got {args.limit}.")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be >= 1. Got {args.repeats}.")
     if args.loop_pairs < 1:
         parser.error(f"--loop-pairs must be >= 1. Got {args.loop_pairs}.")
 
     print(f"threads {THREADS} (set RAGMETER_THREADS to change)")
     triples = load_pairs(args.data, args.limit)
     if not args.skip_embeddings:
+        queries = [q for q, _, _ in load_pairs(args.data, 200)]
+        bench_embeddings(queries, fp32=False, repeats=args.repeats)  # short texts
         texts = [t for q, pos, neg in triples for t in (q, pos, neg)]
-        bench_embeddings(texts, fp32=args.fp32)
+        bench_embeddings(texts, fp32=args.fp32, repeats=args.repeats)
     if not args.skip_relevance:
-        bench_relevance(triples, dtype=args.dtype, loop_n=args.loop_pairs)
+        dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+        bench_relevance(triples, dtypes=dtypes, loop_n=args.loop_pairs)
 
 
 if __name__ == "__main__":

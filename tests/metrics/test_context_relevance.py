@@ -103,5 +103,8 @@ def test_build_with_a_local_seq2seq_model_scores_real_pairs(tmp_path: Path) -> N
     (row,) = asyncio.run(fam.score_batch(samples, ALL))
     per_context = fam.scorer.score(["the eiffel tower", "plants"], ["when was it built ?"] * 2)
     assert row["context_relevance"].value == pytest.approx(max(per_context), abs=1e-6)
+    details = row["context_relevance"].details
+    assert details["model"] == str(folder)
+    assert (details["dtype"], details["method"]) == ("float32", "padded")  # seq2seq: Unitxt's
     assert row["context_relevance_at_1"].value == pytest.approx(per_context[0], abs=1e-6)
     assert 0.0 < row["context_relevance"].value <= 1.0

@@ -41,6 +41,24 @@ def test_offline_rows_are_unit_float32_in_input_order(offline: emb.OnnxMiniLMEmb
     assert offline.embed([]).shape == (0, 384)
 
 
+def test_offline_batches_do_not_change_the_rows(offline: emb.OnnxMiniLMEmbedder) -> None:
+    texts = TEXTS * 30  # 180 texts of four lengths: several batches of each
+    wide = emb.OnnxMiniLMEmbedder(batch_size=256, max_batch_tokens=1 << 20).embed(texts)
+    narrow = emb.OnnxMiniLMEmbedder(batch_size=3, max_batch_tokens=256).embed(texts)
+    np.testing.assert_allclose(wide, narrow, atol=1e-5)
+    np.testing.assert_allclose(wide[: len(TEXTS)], offline.embed(TEXTS), atol=1e-5)
+
+
+def test_token_batches_cap_texts_and_padded_tokens() -> None:
+    lengths = [3, 3, 4, 10, 10, 10, 10, 200, 256]
+    batches = emb._token_batches(lengths, 3, 40)
+    assert [list(b) for b in batches] == [[0, 1, 2], [3, 4, 5], [6], [7], [8]]
+    assert [i for b in batches for i in b] == list(range(len(lengths)))
+    assert emb._token_batches([], 3, 40) == []
+    with pytest.raises(ConfigError, match="max_batch_tokens must be >= 256"):
+        emb.OnnxMiniLMEmbedder(max_batch_tokens=100)
+
+
 def test_offline_similarity_ranks_paraphrase_above_unrelated(
     offline: emb.OnnxMiniLMEmbedder,
 ) -> None:

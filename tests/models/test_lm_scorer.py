@@ -10,7 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from ragmeter.errors import ModelUnavailableError  # noqa: E402
+from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
+from ragmeter.models import lm_scorer  # noqa: E402
 from ragmeter.models.lm_scorer import (  # noqa: E402
     RELEVANCE_PROMPT,
     QuestionLikelihood,
@@ -154,12 +155,41 @@ def test_batched_scores_equal_one_by_one_scores_in_input_order(tmp_path: Path) -
     assert len(set(round(s, 6) for s in together)) == len(together)
 
 
+def reference_causal_scores(folder: Path, *, chat: bool) -> list[float]:
+    """Each pair alone through the plain transformers model, in float32."""
+    model = transformers.LlamaForCausalLM.from_pretrained(folder).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
+    out = []
+    for context, question in zip(CONTEXTS, QUESTIONS, strict=True):
+        prompt = RELEVANCE_PROMPT.format(context=context)
+        if chat:
+            text = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+            prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        else:
+            prompt_ids = tokenizer(prompt + "\n")["input_ids"]
+        target = [*tokenizer(question, add_special_tokens=False)["input_ids"], 1]
+        ids = torch.tensor([prompt_ids + target])
+        with torch.inference_mode():
+            logits = model(input_ids=ids).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        start = len(prompt_ids)
+        picked = [logprobs[start + i - 1, token].item() for i, token in enumerate(target)]
+        out.append(math.exp(sum(picked) / len(picked)))
+    return out
+
+
 @pytest.mark.parametrize("chat", [False, True])
 def test_causal_score_covers_only_question_tokens_and_end_token(tmp_path: Path, chat: bool) -> None:
     folder = tiny_llama(tmp_path / "llama", chat=chat)
-    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), batch_size=4)
+    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), dtype="float32")
     scores = scorer.score(CONTEXTS, QUESTIONS)
     assert scorer.describe()["prompt_format"] == ("chat" if chat else "plain")
+    # All four pairs shared one packed row, after the shared prompt prefix.
+    assert scorer.numerics() == {"dtype": "float32", "method": "packed", "pack_tokens": 512}
+    assert len(scorer._shared_prefix().ids) > 5
+    assert scores == pytest.approx(reference_causal_scores(folder, chat=chat), abs=1e-5)
     model = transformers.LlamaForCausalLM.from_pretrained(folder).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
     for context, question, score in zip(CONTEXTS, QUESTIONS, scores, strict=True):
@@ -179,6 +209,87 @@ def test_causal_score_covers_only_question_tokens_and_end_token(tmp_path: Path, 
         start = len(prompt_ids)
         picked = [logprobs[start + i - 1, token].item() for i, token in enumerate(target)]
         assert score == pytest.approx(math.exp(sum(picked) / len(picked)), abs=1e-5)
+
+
+def test_causal_models_that_cannot_be_packed_run_each_pair_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lm_scorer, "_PACKABLE", frozenset())
+    folder = tiny_llama(tmp_path / "llama", chat=True)
+    scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), dtype="float32")
+    scores = scorer.score(CONTEXTS, QUESTIONS)
+    assert scorer.numerics() == {"dtype": "float32", "method": "single"}
+    assert scores == pytest.approx(reference_causal_scores(folder, chat=True), abs=1e-5)
+
+
+@pytest.mark.parametrize(("chat", "pack_tokens"), [(False, 512), (True, 512), (True, 16)])
+def test_bfloat16_score_of_a_pair_does_not_depend_on_the_pairs_scored_with_it(
+    tmp_path: Path, chat: bool, pack_tokens: int
+) -> None:
+    # pack_tokens=16: most pairs are longer than a row and get a longer row of their own.
+    folder = tiny_llama(tmp_path / "llama", chat=chat)
+    source = resolve_relevance_model(str(folder))
+    scorer = QuestionLikelihood(source, dtype="bfloat16", pack_tokens=pack_tokens)
+    together = scorer.score(CONTEXTS, QUESTIONS)
+    assert scorer.numerics()["dtype"] == "bfloat16"
+    alone = [scorer.score([c], [q])[0] for c, q in zip(CONTEXTS, QUESTIONS, strict=True)]
+    backwards = scorer.score(CONTEXTS[::-1], QUESTIONS[::-1])[::-1]
+    crowded = scorer.score(CONTEXTS * 40 + CONTEXTS[:1], QUESTIONS * 40 + QUESTIONS[:1])
+    assert together == alone == backwards  # exactly, not approximately
+    assert crowded == together * 40 + together[:1]
+    assert together == scorer.score(CONTEXTS, QUESTIONS)  # and again
+    assert together == pytest.approx(reference_causal_scores(folder, chat=chat), rel=0.05)
+
+
+def test_seq2seq_in_bfloat16_runs_each_pair_alone(tmp_path: Path) -> None:
+    folder = tiny_t5(tmp_path / "t5")
+    exact = QuestionLikelihood(resolve_relevance_model(str(folder)), dtype="float32")
+    fast = QuestionLikelihood(resolve_relevance_model(str(folder)), dtype="bfloat16")
+    together = fast.score(CONTEXTS, QUESTIONS)
+    assert fast.numerics() == {"dtype": "bfloat16", "method": "single"}
+    assert exact.numerics() == {"dtype": "float32", "method": "padded"}
+    assert together == [fast.score([c], [q])[0] for c, q in zip(CONTEXTS, QUESTIONS, strict=True)]
+    assert together == pytest.approx(exact.score(CONTEXTS, QUESTIONS), rel=0.05)
+
+
+def test_auto_dtype_is_bfloat16_only_for_causal_models_on_fast_bfloat16_cpus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAGMETER_RELEVANCE_DTYPE", raising=False)
+    llama = resolve_relevance_model(str(tiny_llama(tmp_path / "llama", chat=False)))
+    t5 = resolve_relevance_model(str(tiny_t5(tmp_path / "t5")))
+    for fast in (True, False):
+        monkeypatch.setattr(lm_scorer, "fast_bfloat16", lambda fast=fast: fast)
+        assert lm_scorer._load(llama, "auto").dtype == ("bfloat16" if fast else "float32")
+        assert lm_scorer._load(t5, "auto").dtype == "float32"  # Unitxt's model, Unitxt's dtype
+    # The default scorer asks for "auto"; an explicit dtype or the environment forces one.
+    assert QuestionLikelihood(llama).requested_dtype == "auto"
+    monkeypatch.setenv("RAGMETER_RELEVANCE_DTYPE", "float32")
+    assert QuestionLikelihood(llama).requested_dtype == "float32"
+    assert QuestionLikelihood(llama, dtype="bfloat16").requested_dtype == "bfloat16"
+    monkeypatch.setenv("RAGMETER_RELEVANCE_DTYPE", "half")
+    with pytest.raises(ConfigError, match="RAGMETER_RELEVANCE_DTYPE must be one of"):
+        QuestionLikelihood(llama)
+    with pytest.raises(ConfigError, match="dtype must be one of auto, float32, bfloat16. Got"):
+        QuestionLikelihood(llama, dtype="float16")  # type: ignore[arg-type]
+
+
+def test_fast_bfloat16_reads_the_cpu_from_torch() -> None:
+    expected = torch.cpu._is_amx_tile_supported() or torch.cpu._is_avx512_bf16_supported()
+    assert lm_scorer.fast_bfloat16() is bool(expected)
+
+
+def test_pack_fills_rows_longest_first_and_gives_long_pairs_their_own_row() -> None:
+    lengths = [300, 100, 200, 600, 250, 50, 512]
+    rows = lm_scorer._pack(lengths, 512)
+    assert sorted(i for _, members in rows for i in members) == list(range(len(lengths)))
+    for size, members in rows:
+        assert sum(lengths[i] for i in members) <= size
+        assert size % 512 == 0
+    assert (1024, [3]) in rows  # 600 tokens: a row of its own, two rows long
+    assert (512, [6]) in rows
+    assert rows == lm_scorer._pack(lengths, 512)  # deterministic
+    assert lm_scorer._pack([], 512) == []
 
 
 def test_long_contexts_are_cut_to_max_context_tokens(tmp_path: Path) -> None:
@@ -227,6 +338,10 @@ def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion(
     relevant, irrelevant = scorer.score(contexts, [question, question])
     assert relevant > irrelevant
     assert scorer.describe()["prompt_format"] == "chat"
+    assert scorer.numerics()["method"] == "packed"  # SmolLM2 is a Llama: pairs share rows
+    assert scorer.numerics()["dtype"] == ("bfloat16" if lm_scorer.fast_bfloat16() else "float32")
+    # The chat header and the instruction are computed once, not once per pair.
+    assert scorer.loaded.tokenizer.decode(scorer._shared_prefix().ids).endswith("content:")
     # The converted model is now in the user cache dir: the next process loads it from there.
     again = resolve_relevance_model("offline")
     assert again.location is not None and Path(again.location, "config.json").is_file()

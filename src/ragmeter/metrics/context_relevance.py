@@ -8,17 +8,19 @@ end token) when asked to ``Generate a question based on the given content: {cont
 - ``context_relevance_at_k`` for K in 1, 3, 5: the mean score of the first K contexts in
   retrieval order (of all of them when fewer than K were retrieved).
 
-All (question, context) pairs of a batch of samples are scored together. Per-context scores
-are rounded to 6 decimals: float32 matrix products differ in the last bits with the shapes of
-the batch a pair lands in (about 1e-8 here), and a row's score must not depend on its
-batch-mates. The model is
-found in ``build``, so a missing model rejects the run before any work; it loads on first use.
+All (question, context) pairs of a batch of samples are scored together; a pair's score
+does not depend on the pairs it is scored with (see :mod:`ragmeter.models.lm_scorer`).
+Per-context scores are rounded to 6 decimals (a seq2seq model's float32 padded batches differ
+in the last bits, about 1e-8). The ``context_relevance`` details record the model and its
+numerics (dtype, method). The model is found in ``build``, so a missing model rejects the
+run before any work; it loads on first use.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import Outcome, RunContext
@@ -55,14 +57,16 @@ NAMES: frozenset[str] = frozenset(spec.name for spec in SPECS)
 _DECIMALS = 6
 
 
-def _outcomes(scores: Sequence[float], metrics: Sequence[str], model: str) -> dict[str, Outcome]:
+def _outcomes(
+    scores: Sequence[float], metrics: Sequence[str], about: dict[str, Any]
+) -> dict[str, Outcome]:
     out: dict[str, Outcome] = {}
     for name in metrics:
         if name == "context_relevance":
             best = max(range(len(scores)), key=lambda i: scores[i])
             out[name] = Score(
                 max(scores),
-                details={"model": model, "context_scores": list(scores), "best_context": best},
+                details={**about, "context_scores": list(scores), "best_context": best},
             )
         else:
             k = int(name.rsplit("_", 1)[1])
@@ -102,12 +106,16 @@ class ContextRelevanceFamily:
                 contexts.extend(found)
                 questions.extend([question] * len(found))
         scores = [round(value, _DECIMALS) for value in self.scorer.score(contexts, questions)]
+        about: dict[str, Any] = {"model": self.scorer.name}
+        numerics = getattr(self.scorer, "numerics", None)
+        if contexts and callable(numerics):
+            about.update(numerics())
         out: list[dict[str, Outcome]] = []
         for span in spans:
             if isinstance(span, str):
                 out.append({name: Score.undefined(span) for name in metrics})
             else:
-                out.append(_outcomes(scores[span[0] : span[1]], metrics, self.scorer.name))
+                out.append(_outcomes(scores[span[0] : span[1]], metrics, about))
         return out
 
     async def score_batch(
@@ -118,5 +126,12 @@ class ContextRelevanceFamily:
 
 
 def build(ctx: RunContext) -> ContextRelevanceFamily:
-    """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing."""
-    return ContextRelevanceFamily(load_question_likelihood(ctx.settings.relevance_model))
+    """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing.
+
+    The dtype is ``ctx.settings.relevance_dtype`` when the settings have it, else ``"auto"``
+    (see :class:`~ragmeter.models.lm_scorer.QuestionLikelihood`).
+    """
+    dtype = getattr(ctx.settings, "relevance_dtype", "auto")
+    return ContextRelevanceFamily(
+        load_question_likelihood(ctx.settings.relevance_model, dtype=dtype)
+    )

@@ -24,12 +24,23 @@ The offline default is SmolLM2-135M-Instruct as a Q4_1 GGUF shipped on PyPI in
 about a minute; the converted model is saved once under ragmeter's user cache dir
 (``RAGMETER_CACHE_DIR`` or the platform's), so later loads take about a second.
 
-Models run in float32 (``dtype="bfloat16"`` is faster on CPUs with AMX, at a cost: see
-:class:`QuestionLikelihood`).
+Numerics (``dtype``, see :class:`QuestionLikelihood`): by default a causal LM runs in
+bfloat16 on CPUs with native bfloat16 (AMX or AVX512-BF16), several times faster, and in
+float32 elsewhere; ``dtype="float32"`` (or ``RAGMETER_RELEVANCE_DTYPE=float32``) forces
+Unitxt's float32. The output layer, log-softmax and cross-entropy are float32 either way,
+and the output layer runs only at the positions that predict the question's tokens.
+
+A pair's score depends on that pair alone, never on the pairs it was scored with: with
+bfloat16 a matrix product's numbers change with its shape, so pairs are not padded into
+batches. Llama-family models get all pairs of a call *packed* side by side into rows of a
+fixed length (``pack_tokens``, 512), each pair attending only to itself through a
+registered attention function, so every matrix product has the same shape whatever the
+pairs; other causal models run each pair alone at its own shape. seq2seq models in float32
+run in padded batches sorted by length (float32 differences are about 1e-8).
 
 Contexts longer than ``max_context_tokens`` (512) are cut to that many tokens before the
-prompt is built (Unitxt does not cut; flan-t5 was trained on 512 input tokens). Pairs are
-sorted by length and run in padded batches under ``torch.inference_mode``.
+prompt is built (Unitxt does not cut; flan-t5 was trained on 512 input tokens). Everything
+runs under ``torch.inference_mode``.
 """
 
 from __future__ import annotations
@@ -61,6 +72,7 @@ __all__ = [
     "RELEVANCE_PROMPT",
     "ModelSource",
     "QuestionLikelihood",
+    "fast_bfloat16",
     "load_question_likelihood",
     "resolve_relevance_model",
 ]
@@ -199,6 +211,53 @@ def _convert_gguf(gguf: Path) -> str:
     return str(target)
 
 
+Dtype = Literal["auto", "float32", "bfloat16"]
+#: How pairs run through the model; recorded with every score.
+Method = Literal["packed", "single", "padded"]
+
+_DTYPE_ENV = "RAGMETER_RELEVANCE_DTYPE"
+_DTYPES = ("auto", "float32", "bfloat16")
+#: Model types whose layers mix tokens only in self-attention, which is plain causal
+#: attention: their pairs can share the rows of one forward pass (see ``_segment_attention``).
+_PACKABLE = frozenset({"llama"})
+_ATTENTION = "ragmeter_segments"
+#: Rows of one language-model-head product; a fixed shape keeps every row's numbers the same.
+_HEAD_ROWS = 64
+
+
+def fast_bfloat16() -> bool:
+    """True when this CPU multiplies bfloat16 matrices natively (AMX or AVX512-BF16).
+
+    Elsewhere bfloat16 is emulated and slower than float32.
+    """
+    import torch
+
+    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+        check = getattr(torch.cpu, probe, None)
+        try:
+            if check is not None and check():
+                return True
+        except RuntimeError:  # pragma: no cover - a torch build without the probe
+            continue
+    return False
+
+
+def _requested_dtype(dtype: str) -> Dtype:
+    """``dtype``, or ``RAGMETER_RELEVANCE_DTYPE`` when ``dtype`` is ``"auto"`` and it is set."""
+    if dtype not in _DTYPES:
+        raise ConfigError(f"dtype must be one of {', '.join(_DTYPES)}. Got {dtype!r}.")
+    if dtype == "auto":
+        env = os.environ.get(_DTYPE_ENV, "").strip().lower()
+        if env:
+            if env not in _DTYPES:
+                raise ConfigError(
+                    f"{_DTYPE_ENV} must be one of {', '.join(_DTYPES)}. Got {env!r}. "
+                    "Unset it to let ragmeter choose."
+                )
+            return env  # type: ignore[return-value]
+    return dtype  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class _Loaded:
     model: Any
@@ -207,11 +266,122 @@ class _Loaded:
     prompt_format: Literal["seq2seq", "chat", "plain"]
     end_id: int | None
     keeps_logits: bool
+    dtype: Literal["float32", "bfloat16"]
+    method: Method
+    #: float32 copy of the output layer (weight, bias) for the packed path.
+    head: tuple[Any, Any] | None = None
 
 
-def _load(source: ModelSource, dtype: str = "float32") -> _Loaded:
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """One pair's rows ``[start, end)`` in a packed row; ``shared`` when its prompt starts
+    with the shared prefix, whose keys and values then come from ``_Prefix``."""
+
+    start: int
+    end: int
+    shared: bool
+
+
+@dataclass(slots=True)
+class _Prefix:
+    """Per-layer keys and values of the prompt's shared prefix (computed once per scorer)."""
+
+    ids: tuple[int, ...]
+    keys_values: dict[int, tuple[Any, Any]]
+
+    def offset(self, prompt: Sequence[int]) -> int:
+        """How many leading tokens of ``prompt`` the prefix stands for (0 or all of it)."""
+        n = len(self.ids)
+        return n if 0 < n < len(prompt) and tuple(prompt[:n]) == self.ids else 0
+
+
+def _segment_attention(
+    module: Any,
+    query: Any,
+    key: Any,
+    value: Any,
+    attention_mask: Any,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    **kwargs: Any,
+) -> tuple[Any, None]:
+    """Causal attention within each segment of a packed row (registered as ``_ATTENTION``).
+
+    ``ragmeter_segments`` lists each pair's :class:`_Segment`; a pair attends only to
+    itself (and to the shared prefix's keys and values from ``ragmeter_prefix`` when
+    ``shared``), at its own shape, exactly as if it ran alone. With ``ragmeter_capture``
+    (a dict), the keys and values of the single segment are stored there by layer: that is
+    how the shared prefix is computed. Rows after the last segment (padding) get zeros.
+    """
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    segments: list[_Segment] | None = kwargs.get("ragmeter_segments")
+    if not segments:
+        raise RuntimeError(
+            f"The {_ATTENTION!r} attention needs ragmeter_segments; it only runs inside "
+            "QuestionLikelihood.score."
+        )
+    prefix: _Prefix | None = kwargs.get("ragmeter_prefix")
+    capture: dict[int, tuple[Any, Any]] | None = kwargs.get("ragmeter_capture")
+    layer = module.layer_idx
+    parts = []
+    for segment in segments:
+        q = query[:, :, segment.start : segment.end]
+        k = key[:, :, segment.start : segment.end]
+        v = value[:, :, segment.start : segment.end]
+        if capture is not None:
+            capture[layer] = (k.clone(), v.clone())
+        mask = None
+        if segment.shared and prefix is not None:
+            before_k, before_v = prefix.keys_values[layer]
+            k = torch.cat([before_k, k], dim=2)
+            v = torch.cat([before_v, v], dim=2)
+            # Query i sits at position len(prefix) + i: it sees the prefix and itself.
+            mask = torch.ones((q.shape[2], k.shape[2]), dtype=torch.bool).tril(len(prefix.ids))
+        out, _ = sdpa_attention_forward(
+            module,
+            q,
+            k,
+            v,
+            None if mask is None else mask[None, None],
+            scaling=scaling,
+            is_causal=mask is None,
+        )
+        parts.append(out)
+    rest = query.shape[2] - segments[-1].end
+    if rest:
+        parts.append(query.new_zeros((query.shape[0], rest, query.shape[1], query.shape[3])))
+    return torch.cat(parts, dim=1), None
+
+
+def _enable_packing(model: Any, config: Any) -> tuple[Any, Any] | None:
+    """Switch ``model`` to segment attention; its float32 output layer, or None if unsupported."""
+    import torch
+
+    head = model.get_output_embeddings()
+    if (
+        config.model_type not in _PACKABLE
+        or not getattr(model, "_supports_attention_backend", False)
+        or not isinstance(head, torch.nn.Linear)
+        or getattr(config, "final_logit_softcapping", None) is not None
+    ):
+        return None
+    try:
+        from transformers import AttentionInterface
+
+        AttentionInterface.register(_ATTENTION, _segment_attention)
+        model.set_attn_implementation(_ATTENTION)
+    except (ImportError, AttributeError, ValueError, KeyError):
+        return None
+    bias = None if head.bias is None else head.bias.detach().float().clone()
+    return head.weight.detach().float().clone(), bias
+
+
+def _load(source: ModelSource, dtype: Dtype = "float32") -> _Loaded:
     enable_offline_hub()
     torch_setup()
+    import torch
     from transformers import (
         AutoConfig,
         AutoModelForCausalLM,
@@ -227,14 +397,9 @@ def _load(source: ModelSource, dtype: str = "float32") -> _Loaded:
     try:
         config = AutoConfig.from_pretrained(location, local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=True)
-        if config.is_encoder_decoder:
-            model = AutoModelForSeq2SeqLM.from_pretrained(
-                location, local_files_only=True, dtype=dtype
-            )
-        else:
-            model = AutoModelForCausalLM.from_pretrained(
-                location, local_files_only=True, dtype=dtype
-            )
+        # Loaded in float32 and cast afterwards, so the output layer keeps a float32 copy.
+        auto = AutoModelForSeq2SeqLM if config.is_encoder_decoder else AutoModelForCausalLM
+        model = auto.from_pretrained(location, local_files_only=True, dtype=torch.float32)
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(
             f"Cannot load the relevance model {source.name!r} from {location}: {error}"
@@ -242,8 +407,17 @@ def _load(source: ModelSource, dtype: str = "float32") -> _Loaded:
     model.eval()
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if dtype == "auto":
+        # seq2seq models (Unitxt's flan-t5) stay in Unitxt's float32.
+        fast = fast_bfloat16() and not config.is_encoder_decoder
+        dtype = "bfloat16" if fast else "float32"
     if config.is_encoder_decoder:
-        return _Loaded(model, tokenizer, "seq2seq", "seq2seq", tokenizer.eos_token_id, False)
+        # bfloat16 numbers move with a batch's shape: then each pair runs alone.
+        method: Method = "padded" if dtype == "float32" else "single"
+        if dtype == "bfloat16":
+            model.to(torch.bfloat16)
+        eos = tokenizer.eos_token_id
+        return _Loaded(model, tokenizer, "seq2seq", "seq2seq", eos, False, dtype, method)
     if tokenizer.eos_token_id is None:
         raise ModelUnavailableError(
             f"The relevance model {source.name!r} has no end-of-sequence token; the score "
@@ -251,7 +425,20 @@ def _load(source: ModelSource, dtype: str = "float32") -> _Loaded:
         )
     prompt_format: Literal["chat", "plain"] = "chat" if tokenizer.chat_template else "plain"
     keeps = "logits_to_keep" in inspect.signature(model.forward).parameters
-    return _Loaded(model, tokenizer, "causal", prompt_format, tokenizer.eos_token_id, keeps)
+    head = _enable_packing(model, config)
+    if dtype == "bfloat16":
+        model.to(torch.bfloat16)
+    return _Loaded(
+        model,
+        tokenizer,
+        "causal",
+        prompt_format,
+        tokenizer.eos_token_id,
+        keeps,
+        dtype,
+        "single" if head is None else "packed",
+        head,
+    )
 
 
 class QuestionLikelihood:
@@ -259,54 +446,81 @@ class QuestionLikelihood:
 
     Build it with :func:`load_question_likelihood`; the model loads on first use.
 
+    A pair's score depends on that pair alone (and on the machine: CPU kind and thread
+    count), never on the other pairs scored with it, and is the same from run to run.
+
     Parameters
     ----------
     source : ModelSource
         From :func:`resolve_relevance_model`.
+    dtype : {"auto", "float32", "bfloat16"}
+        Weights and activations of the model body. ``"auto"`` (the default) takes
+        ``RAGMETER_RELEVANCE_DTYPE`` when set, else bfloat16 for a causal LM on a CPU with
+        native bfloat16 (AMX or AVX512-BF16; several times faster there), else float32.
+        ``"float32"`` gives Unitxt's numbers (seq2seq models always default to it). The
+        output layer, log-softmax and cross-entropy are always float32. In bfloat16 a
+        score differs from float32 by about 4e-4 on average (MS MARCO pairs; see
+        ``bench/offline_models.py``).
+    pack_tokens : int
+        Causal LMs (Llama family): pairs are packed, without padding between them, into
+        rows of this many tokens; each pair attends only to itself. A fixed row length
+        keeps every matrix product at the same shape, so a pair's numbers do not depend on
+        its row-mates (a longer pair gets a row of its own, a multiple of this length).
     batch_size : int
-        Pairs per forward pass (after sorting by length).
+        Pairs per forward pass of a float32 seq2seq model (after sorting by length).
     max_context_tokens : int
         Contexts are cut to this many tokens.
-    dtype : {"float32", "bfloat16"}
-        Weights and activations; float32 (Unitxt's) by default. bfloat16 is about 5 times as
-        fast on CPUs with AMX / AVX512-BF16 (TruLens MS MARCO pairwise accuracy 0.575 vs
-        0.565 in float32 for the offline model, 200 queries), but a pair's score then moves
-        by about 1% with the shapes of the batch it runs in, so a row's score would depend
-        on its batch-mates; float32 scores agree across batchings to 1e-5.
     """
 
     def __init__(
         self,
         source: ModelSource,
         *,
+        dtype: Dtype = "auto",
+        pack_tokens: int = 512,
         batch_size: int = 16,
         max_context_tokens: int = 512,
-        dtype: Literal["float32", "bfloat16"] = "float32",
     ) -> None:
-        if dtype not in ("float32", "bfloat16"):
-            raise ConfigError(f"dtype must be 'float32' or 'bfloat16'. Got {dtype!r}.")
+        self.requested_dtype = _requested_dtype(dtype)
         if batch_size < 1:
             raise ConfigError(f"The relevance batch_size must be >= 1. Got {batch_size}.")
+        if pack_tokens < 16:
+            raise ConfigError(f"pack_tokens must be >= 16. Got {pack_tokens}.")
         if max_context_tokens < 1:
             raise ConfigError(f"max_context_tokens must be >= 1. Got {max_context_tokens}.")
         self.source = source
         self.name = source.name
         self.batch_size = batch_size
+        self.pack_tokens = pack_tokens
         self.max_context_tokens = max_context_tokens
-        self.dtype = dtype
         self._loaded: _Loaded | None = None
+        self._prefix: _Prefix | None = None
 
     @property
     def loaded(self) -> _Loaded:
         if self._loaded is None:
-            key = f"{self.source.location or self.source.gguf}|{self.dtype}"
+            requested = self.requested_dtype
+            key = f"{self.source.location or self.source.gguf}|{requested}"
             self._loaded = cached_model(
-                "question-likelihood", key, lambda: _load(self.source, self.dtype)
+                "question-likelihood", key, lambda: _load(self.source, requested)
             )
         return self._loaded
 
+    @property
+    def dtype(self) -> Literal["float32", "bfloat16"]:
+        """The dtype the model runs in (``"auto"`` resolved; loads the model)."""
+        return self.loaded.dtype
+
+    def numerics(self) -> dict[str, Any]:
+        """How the scores were computed: dtype and method, for each result's details."""
+        loaded = self.loaded
+        out: dict[str, Any] = {"dtype": loaded.dtype, "method": loaded.method}
+        if loaded.method == "packed":
+            out["pack_tokens"] = self.pack_tokens
+        return out
+
     def describe(self) -> dict[str, Any]:
-        """The model, backend and prompt format behind the scores."""
+        """The model, backend, prompt format and numerics behind the scores."""
         loaded = self.loaded
         return {
             "model": self.name,
@@ -314,7 +528,7 @@ class QuestionLikelihood:
             "prompt_format": loaded.prompt_format,
             "prompt": RELEVANCE_PROMPT,
             "max_context_tokens": self.max_context_tokens,
-            "dtype": self.dtype,
+            **self.numerics(),
         }
 
     # -- prompts -------------------------------------------------------------------------
@@ -373,21 +587,116 @@ class QuestionLikelihood:
             return []
         import torch
 
-        sources = self._prompt_ids(encodable(contexts))
-        targets = self._target_ids(encodable(questions))
-        order = sorted(range(len(sources)), key=lambda i: len(sources[i]) + len(targets[i]))
-        scores: list[float] = [0.0] * len(order)
+        pairs = list(
+            zip(
+                self._prompt_ids(encodable(contexts)),
+                self._target_ids(encodable(questions)),
+                strict=True,
+            )
+        )
+        loaded = self.loaded
+        scores: list[float] = [0.0] * len(pairs)
         with torch.inference_mode():
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                batch = [(sources[i], targets[i]) for i in chunk]
-                if self.loaded.kind == "seq2seq":
+            if loaded.method == "packed":
+                prefix = self._shared_prefix()
+                lengths = [len(s) + len(t) - prefix.offset(s) for s, t in pairs]
+                for size, members in _pack(lengths, self.pack_tokens):
+                    values = self._packed_row([pairs[i] for i in members], size)
+                    for i, value in zip(members, values, strict=True):
+                        scores[i] = value
+                return scores
+            size = self.batch_size if loaded.method == "padded" else 1
+            order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+            for start in range(0, len(order), size):
+                chunk = order[start : start + size]
+                batch = [pairs[i] for i in chunk]
+                if loaded.kind == "seq2seq":
                     values = self._seq2seq_batch(batch)
                 else:
-                    values = self._causal_batch(batch)
+                    values = [self._causal_single(*pair) for pair in batch]
                 for i, value in zip(chunk, values, strict=True):
                     scores[i] = value
         return scores
+
+    def _shared_prefix(self) -> _Prefix:
+        """The prompt tokens every context shares (chat header and instruction), run once.
+
+        Found from two probe prompts, never from the pairs of a call, so that a pair is
+        split the same way whatever it is scored with.
+        """
+        if self._prefix is None:
+            import torch
+
+            # Probes that share no first token (even for a tokenizer that maps two of
+            # them to one unknown token).
+            first, *others = self._prompt_ids(["x", "0", "The"])
+            n = 0
+            while n < len(first) and all(n < len(o) and o[n] == first[n] for o in others):
+                n += 1
+            keys_values: dict[int, tuple[Any, Any]] = {}
+            if n:
+                with torch.inference_mode():
+                    self.loaded.model.base_model(
+                        input_ids=torch.tensor([first[:n]]),
+                        position_ids=torch.arange(n)[None],
+                        ragmeter_segments=[_Segment(0, n, shared=False)],
+                        ragmeter_capture=keys_values,
+                    )
+            self._prefix = _Prefix(tuple(first[:n]), keys_values)
+        return self._prefix
+
+    def _packed_row(self, pairs: list[tuple[list[int], list[int]]], size: int) -> list[float]:
+        """Pairs side by side in one row of ``size`` tokens, each attending only to itself.
+
+        A prompt that starts with the shared prefix contributes only the tokens after it;
+        its attention reads the prefix's keys and values.
+        """
+        import torch
+
+        loaded = self.loaded
+        prefix = self._shared_prefix()
+        ids: list[int] = []
+        positions: list[int] = []
+        segments: list[_Segment] = []
+        rows: list[int] = []  # the positions whose next-token logits the targets need
+        labels: list[int] = []
+        for source, target in pairs:
+            offset = prefix.offset(source)
+            start = len(ids)
+            ids += source[offset:] + target
+            positions += range(offset, len(source) + len(target))
+            segments.append(_Segment(start, len(ids), shared=offset > 0))
+            rows += range(start + len(source) - offset - 1, len(ids) - 1)
+            labels += target
+        fill = size - len(ids)
+        ids += [loaded.tokenizer.pad_token_id] * fill
+        positions += [0] * fill
+        hidden = loaded.model.base_model(
+            input_ids=torch.tensor([ids]),
+            position_ids=torch.tensor([positions]),
+            ragmeter_segments=segments,
+            ragmeter_prefix=prefix,
+        ).last_hidden_state[0]
+        if loaded.head is None:  # never: the packed method comes with a head copy
+            raise RuntimeError("The packed path needs the output layer's float32 copy.")
+        logprobs = _target_logprobs(hidden[torch.tensor(rows)], labels, *loaded.head)
+        out = []
+        start = 0
+        for _, target in pairs:
+            out.append(float(torch.exp(logprobs[start : start + len(target)].mean())))
+            start += len(target)
+        return out
+
+    def _causal_single(self, source: list[int], target: list[int]) -> float:
+        """One pair alone, at its own shape: for causal models that cannot be packed."""
+        import torch
+
+        loaded = self.loaded
+        keep = len(target) + 1
+        kwargs: dict[str, Any] = {"logits_to_keep": keep} if loaded.keeps_logits else {}
+        logits = loaded.model(input_ids=torch.tensor([source + target]), **kwargs).logits
+        labels = torch.tensor([target])
+        return _geometric_means(logits[:, -keep:-1, :], labels)[0]
 
     def _seq2seq_batch(self, batch: list[tuple[list[int], list[int]]]) -> list[float]:
         import torch
@@ -407,30 +716,49 @@ class QuestionLikelihood:
         ).logits
         return _geometric_means(logits, labels)
 
-    def _causal_batch(self, batch: list[tuple[list[int], list[int]]]) -> list[float]:
-        import torch
 
-        loaded = self.loaded
-        pad = loaded.tokenizer.pad_token_id
-        total = max(len(s) + len(t) for s, t in batch)
-        keep = max(len(t) for _, t in batch) + 1
-        # Left padding puts every question at the end, so the last ``keep`` positions
-        # hold every logit the questions need.
-        input_ids = torch.full((len(batch), total), pad, dtype=torch.long)
-        attention = torch.zeros((len(batch), total), dtype=torch.long)
-        labels = torch.full((len(batch), keep - 1), -100, dtype=torch.long)
-        for row, (source, target) in enumerate(batch):
-            sequence = source + target
-            input_ids[row, total - len(sequence) :] = torch.tensor(sequence)
-            attention[row, total - len(sequence) :] = 1
-            labels[row, keep - 1 - len(target) :] = torch.tensor(target)
-        positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
-        kwargs: dict[str, Any] = {"logits_to_keep": keep} if loaded.keeps_logits else {}
-        logits = loaded.model(
-            input_ids=input_ids, attention_mask=attention, position_ids=positions, **kwargs
-        ).logits
-        logits = logits[:, -keep:-1, :]
-        return _geometric_means(logits, labels)
+def _pack(lengths: Sequence[int], size: int) -> list[tuple[int, list[int]]]:
+    """Rows of ``size`` tokens (first fit, longest first) as ``(row length, pair indices)``.
+
+    A pair longer than ``size`` gets a row of its own, rounded up to a multiple of ``size``,
+    that no other pair joins: every other pair always runs in a row of exactly ``size``.
+    """
+    rows: list[tuple[int, list[int]]] = []
+    free: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: (-lengths[i], i)):
+        length = lengths[i]
+        for r, space in enumerate(free):
+            if length <= space:
+                rows[r][1].append(i)
+                free[r] -= length
+                break
+        else:
+            row = max(size, -(-length // size) * size)
+            rows.append((row, [i]))
+            # A longer row is that pair's alone: any other pair always runs at ``size``.
+            free.append(row - length if row == size else 0)
+    return rows
+
+
+def _target_logprobs(hidden: Any, labels: list[int], weight: Any, bias: Any) -> Any:
+    """log P(label) at each hidden row, through the float32 output layer.
+
+    Rows go through in blocks of a fixed ``_HEAD_ROWS`` (zero-padded), so each row's
+    logits come from the same matrix-product shape whatever the other rows are.
+    """
+    import torch
+
+    rows = hidden.float()
+    out = []
+    for start in range(0, rows.shape[0], _HEAD_ROWS):
+        block = rows[start : start + _HEAD_ROWS]
+        n = block.shape[0]
+        if n < _HEAD_ROWS:
+            block = torch.cat([block, block.new_zeros((_HEAD_ROWS - n, block.shape[1]))])
+        logits = torch.nn.functional.linear(block, weight, bias)[:n]
+        picked = torch.tensor(labels[start : start + n])
+        out.append(torch.log_softmax(logits, dim=-1)[torch.arange(n), picked])
+    return torch.cat(out)
 
 
 def _geometric_means(logits: Any, labels: Any) -> list[float]:
@@ -448,18 +776,20 @@ def _geometric_means(logits: Any, labels: Any) -> list[float]:
 def load_question_likelihood(
     spec: str = "offline",
     *,
+    dtype: Dtype = "auto",
+    pack_tokens: int = 512,
     batch_size: int = 16,
     max_context_tokens: int = 512,
-    dtype: Literal["float32", "bfloat16"] = "float32",
 ) -> QuestionLikelihood:
     """The question-likelihood scorer for ``spec`` (see :func:`resolve_relevance_model`).
 
     The model itself is loaded on the first :meth:`QuestionLikelihood.score` call and
-    shared by every scorer of the process that names the same model.
+    shared by every scorer of the process that names the same model and dtype.
     """
     return QuestionLikelihood(
         resolve_relevance_model(spec),
+        dtype=dtype,
+        pack_tokens=pack_tokens,
         batch_size=batch_size,
         max_context_tokens=max_context_tokens,
-        dtype=dtype,
     )
