@@ -91,6 +91,13 @@ def evaluate(
     relevance_model: Annotated[
         str, typer.Option(help="Context relevance LM: 'offline' or a local model path.")
     ] = "offline",
+    relevance_dtype: Annotated[
+        str,
+        typer.Option(
+            help="Context relevance numerics: 'auto' (bfloat16 on CPUs with native bfloat16, "
+            "else float32), 'float32' (Unitxt's) or 'bfloat16'."
+        ),
+    ] = "auto",
     reward_model: Annotated[
         str | None, typer.Option(help="Reward model path for answer_reward.")
     ] = None,
@@ -124,6 +131,7 @@ def evaluate(
             base_url=base_url,
             embedder=embedder,
             relevance_model=relevance_model,
+            relevance_dtype=relevance_dtype,
             reward_model=reward_model,
             max_concurrency=max_concurrency,
             cache_path=str(cache) if cache else None,

@@ -108,3 +108,24 @@ def test_build_with_a_local_seq2seq_model_scores_real_pairs(tmp_path: Path) -> N
     assert (details["dtype"], details["method"]) == ("float32", "padded")  # seq2seq: Unitxt's
     assert row["context_relevance_at_1"].value == pytest.approx(per_context[0], abs=1e-6)
     assert 0.0 < row["context_relevance"].value <= 1.0
+
+
+def test_build_takes_the_dtype_from_the_settings(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+    try:
+        from test_lm_scorer import tiny_t5
+    finally:
+        sys.path.pop(0)
+    folder = tiny_t5(tmp_path / "t5")
+    settings = Settings(relevance_model=str(folder), relevance_dtype="bfloat16")
+    fam = family.build(RunContext(settings=settings))
+    (row,) = asyncio.run(fam.score_batch([Sample(question="q ?", contexts=("a b",))], ALL))
+    assert row["context_relevance"].details["dtype"] == "bfloat16"
+
+
+def test_a_bad_dtype_is_a_config_error_naming_the_choices() -> None:
+    from ragmeter.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="float32"):
+        family.build(RunContext(settings=Settings(relevance_dtype="fp8")))

@@ -34,6 +34,9 @@ class Settings:
     embedder: Any = "offline"
     #: Context relevance LM: "offline" (SmolLM2 GGUF), a local path / HF cache name.
     relevance_model: str = "offline"
+    #: Context relevance numerics: "auto" (bfloat16 on CPUs with native bfloat16, else
+    #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's) or "bfloat16".
+    relevance_dtype: str = "auto"
     reward_model: str | None = None
     ks: tuple[int, ...] = (1, 3, 5, 10)
     relevance_ks: tuple[int, ...] = (1, 3, 5)

@@ -128,10 +128,10 @@ class ContextRelevanceFamily:
 def build(ctx: RunContext) -> ContextRelevanceFamily:
     """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing.
 
-    The dtype is ``ctx.settings.relevance_dtype`` when the settings have it, else ``"auto"``
-    (see :class:`~ragmeter.models.lm_scorer.QuestionLikelihood`).
+    The numerics are ``ctx.settings.relevance_dtype`` (see
+    :class:`~ragmeter.models.lm_scorer.QuestionLikelihood`).
     """
-    dtype = getattr(ctx.settings, "relevance_dtype", "auto")
+    settings = ctx.settings
     return ContextRelevanceFamily(
-        load_question_likelihood(ctx.settings.relevance_model, dtype=dtype)
+        load_question_likelihood(settings.relevance_model, dtype=settings.relevance_dtype)
     )
