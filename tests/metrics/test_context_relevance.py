@@ -84,6 +84,17 @@ def test_specs_are_registered_and_need_question_and_contexts() -> None:
     assert specs["answer_reward"].requires == ("question", "answer")
 
 
+def _tiny_t5(tmp_path: Path) -> Path:
+    """A tiny random T5 folder (built by the model tests' helper)."""
+    pytest.importorskip("torch")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
+    try:
+        from test_lm_scorer import tiny_t5
+    finally:
+        sys.path.pop(0)
+    return tiny_t5(tmp_path / "t5")
+
+
 def test_build_rejects_the_run_when_the_model_is_missing(tmp_path: Path) -> None:
     settings = Settings(relevance_model=str(tmp_path / "no-such-model"))
     with pytest.raises(ModelUnavailableError, match="--relevance-model"):
@@ -91,13 +102,7 @@ def test_build_rejects_the_run_when_the_model_is_missing(tmp_path: Path) -> None
 
 
 def test_build_with_a_local_seq2seq_model_scores_real_pairs(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-    try:
-        from test_lm_scorer import tiny_t5
-    finally:
-        sys.path.pop(0)
-    folder = tiny_t5(tmp_path / "t5")
+    folder = _tiny_t5(tmp_path)
     fam = family.build(RunContext(settings=Settings(relevance_model=str(folder))))
     samples = [Sample(question="when was it built ?", contexts=("the eiffel tower", "plants"))]
     (row,) = asyncio.run(fam.score_batch(samples, ALL))
@@ -111,13 +116,7 @@ def test_build_with_a_local_seq2seq_model_scores_real_pairs(tmp_path: Path) -> N
 
 
 def test_build_takes_the_dtype_from_the_settings(tmp_path: Path) -> None:
-    pytest.importorskip("torch")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
-    try:
-        from test_lm_scorer import tiny_t5
-    finally:
-        sys.path.pop(0)
-    folder = tiny_t5(tmp_path / "t5")
+    folder = _tiny_t5(tmp_path)
     settings = Settings(relevance_model=str(folder), relevance_dtype="bfloat16")
     fam = family.build(RunContext(settings=settings))
     (row,) = asyncio.run(fam.score_batch([Sample(question="q ?", contexts=("a b",))], ALL))
