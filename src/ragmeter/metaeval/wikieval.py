@@ -163,6 +163,14 @@ def run(data_dir: Path, options: SuiteOptions | None = None) -> SuiteResult:
             "answer vs poor answer; context relevance: context_v1 vs the padded context_v2. "
             "A tie counts one half.",
             "Ragas' numbers (0.95 / 0.78 / 0.70) are on all 50 questions with GPT-3.5.",
+            "With the offline default, response_relevancy is the documented variant "
+            "`offline-typed-coverage` (see `ragmeter.metrics.response_relevancy`): the cosine "
+            "of the question and the whole answer times how completely the answer covers the "
+            "question's parts by expected answer type (when: a time, who: a name, where: a "
+            "place, how many: a number), 0 for a noncommittal or hedging answer. It replaced "
+            "answer sentences taken as questions (0.200 here). Its misses are padded answers "
+            "that restate the question. With an LLM judge the metric is Ragas' (N generated "
+            "questions, mean cosine).",
         ],
         unavailable=unavailable,
     )
