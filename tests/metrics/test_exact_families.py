@@ -208,3 +208,14 @@ def test_unknown_names_are_rejected_before_scoring(family, name, message):
 
 def test_a_cut_off_outside_the_registered_ones_still_scores():
     assert _score(retrieval, [SAMPLE], ["recall_at_2"])[0]["recall_at_2"].value == 0.5
+
+
+def test_check_metrics_names_every_unknown_metric_and_what_the_family_has():
+    from ragmeter.metrics.base import check_metrics
+
+    check_metrics("claims", ["faithfulness"], {"faithfulness", "claim_recall"})
+    with pytest.raises(ConfigError) as caught:
+        check_metrics("claims", ["faithfulness", "faithfulnes", "x"], {"faithfulness"})
+    assert str(caught.value) == (
+        "The claims family has no metric 'faithfulnes', 'x'. It has: faithfulness."
+    )

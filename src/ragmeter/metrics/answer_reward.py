@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from ragmeter.errors import ConfigError
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.models.reward import AnswerReward, load_answer_reward
 from ragmeter.types import MetricSpec, Sample, Score
 
@@ -43,12 +42,7 @@ class AnswerRewardFamily:
     def score_samples(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        unknown = [name for name in metrics if name != "answer_reward"]
-        if unknown:
-            raise ConfigError(
-                f"The answer_reward family has no metric {', '.join(map(repr, unknown))}. "
-                "It has: answer_reward."
-            )
+        check_metrics("answer_reward", metrics, ("answer_reward",))
         rows: list[int] = []
         reasons: dict[int, str] = {}
         for index, sample in enumerate(samples):

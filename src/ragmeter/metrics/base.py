@@ -8,10 +8,11 @@ Each family module exposes ``SPECS: tuple[MetricSpec, ...]`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ragmeter.errors import ConfigError
 from ragmeter.types import Failure, Sample, Score, Usage
 
 if TYPE_CHECKING:
@@ -100,3 +101,13 @@ class MetricFamily(Protocol):
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]: ...
+
+
+def check_metrics(family: str, metrics: Sequence[str], names: Collection[str]) -> None:
+    """Raise :class:`ConfigError` naming every requested metric ``family`` does not have."""
+    unknown = [name for name in metrics if name not in names]
+    if unknown:
+        raise ConfigError(
+            f"The {family} family has no metric {', '.join(map(repr, unknown))}. "
+            f"It has: {', '.join(sorted(names))}."
+        )

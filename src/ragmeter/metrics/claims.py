@@ -20,7 +20,7 @@ from typing import Any
 
 from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.scoring import claims as C
 from ragmeter.types import Failure, MetricSpec, Sample, Score
 
@@ -220,9 +220,7 @@ class ClaimsFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        unknown = set(metrics) - _NAMES
-        if unknown:
-            raise ValueError(f"The claims family has no metric(s) {sorted(unknown)}.")
+        check_metrics("claims", metrics, _NAMES)
         return await score_all(samples, metrics, self._score_one)
 
     async def _score_one(self, sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:

@@ -22,8 +22,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.errors import ConfigError
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.models.lm_scorer import QuestionLikelihood, load_question_likelihood
 from ragmeter.types import MetricSpec, Sample, Score
 
@@ -85,12 +84,7 @@ class ContextRelevanceFamily:
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
         """Synchronous core of :meth:`score_batch`: one model pass over every pair."""
-        unknown = [name for name in metrics if name not in NAMES]
-        if unknown:
-            raise ConfigError(
-                f"The context_relevance family has no metric {', '.join(map(repr, unknown))}. "
-                f"It has: {', '.join(sorted(NAMES))}."
-            )
+        check_metrics("context_relevance", metrics, NAMES)
         contexts: list[str] = []
         questions: list[str] = []
         spans: list[tuple[int, int] | str] = []

@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.types import Failure, MetricSpec, Sample, Score
 
 FAMILY = "entity_recall"
@@ -58,8 +58,7 @@ class EntityRecallFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        if set(metrics) - {"context_entity_recall"}:
-            raise ValueError(f"The entity_recall family has no metric(s) {sorted(metrics)}.")
+        check_metrics("entity_recall", metrics, ("context_entity_recall",))
         return await score_all(samples, metrics, self._score_one)
 
     async def _score_one(self, sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:

@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.errors import ConfigError
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.scoring import lexical as lx
 from ragmeter.text import TokenBatch
 from ragmeter.types import MetricSpec, Sample, Score
@@ -157,12 +156,7 @@ class LexicalFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        unknown = [name for name in metrics if name not in NAMES]
-        if unknown:
-            raise ConfigError(
-                f"The lexical family has no metric {', '.join(map(repr, unknown))}. "
-                f"It has: {', '.join(sorted(NAMES))}."
-            )
+        check_metrics("lexical", metrics, NAMES)
         return self.score_samples(samples, metrics)
 
 

@@ -43,7 +43,7 @@ import numpy as np
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Analysis
 from ragmeter.metrics._judged import failure_message, judge_for, judge_ref, request_for, score_all
-from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.text import split_sentences, tokens
 from ragmeter.types import Failure, MetricSpec, Sample, Score
 
@@ -79,8 +79,7 @@ class ResponseRelevancyFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        if set(metrics) - {NAME}:
-            raise ValueError(f"The response_relevancy family has no metric(s) {sorted(metrics)}.")
+        check_metrics("response_relevancy", metrics, (NAME,))
         staged = await score_all(samples, metrics, self._analyze_one)
         pending = [
             (i, outcome[NAME])
