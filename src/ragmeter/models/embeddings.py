@@ -211,7 +211,7 @@ class OnnxMiniLMEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(_tokenizable(encodable(texts)))
-        encoded = [e.ids[: sum(e.attention_mask)] for e in encodings]  # unpadded
+        encoded = [e.ids for e in encodings]  # unpadded: the tokenizer has padding off
         order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
         out = np.empty((len(encoded), self.dim), dtype=np.float32)
         for batch in _token_batches(

@@ -460,18 +460,12 @@ def reference_score_from_counts(
     if measure == "recall":
         if size == 0:
             return Score(0.0, "Every reference answer is empty after normalisation.", details)
-        reason = (
-            f"{common} of {size} {'token' if size == 1 else 'tokens'} of reference {index} "
-            "found in the answer."
-        )
+        reason = f"{common} of {_plural(size, 'token')} of reference {index} found in the answer."
         return Score(_share(common, size), reason, details)
     if measure == "precision":
         if length == 0:
             return Score(0.0, "The answer has no tokens after normalisation.", details)
-        reason = (
-            f"{common} of {length} {'answer token' if length == 1 else 'answer tokens'} found "
-            f"in reference {index}."
-        )
+        reason = f"{common} of {_plural(length, 'answer token')} found in reference {index}."
         return Score(_share(common, length), reason, details)
     f1 = _f1(common, length, size)
     reason = (
