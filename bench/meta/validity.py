@@ -60,7 +60,13 @@ The data is read by path from the team's shared folder (`../shared/data`, or
   answers undefined" recomputes RAGChecker's own scores under ragmeter's policy for a like-for-
   like comparison. `claim_precision_support` is the graded twin of `claim_precision` (mean
   support probability that the reference entails each claim). No constant was fitted on this
-  data.
+  data. `new_token_precision` / `_recall` / `_f1` are the token metrics with every word of the
+  question left out of the answer and the reference; that idea came from reading this data's
+  disagreements, so their rows are not an independent test of it (no constant was fitted).
+  `PYTHONPATH=src python bench/meta/ragchecker_new_tokens.py` gives the paired bootstrap of
+  the gain over `token_precision` (+4.7, 95 % interval [-2.9, 13.1]), the per-dataset numbers
+  (better on 3 of 4 sources) and the agreement with RAGChecker's own per-answer precision
+  (Pearson 0.627, against 0.579 for `token_precision`).
 - **msmarco**: 200 MS MARCO queries, the selected passage vs a hard negative (TruLens' set).
   Pairwise accuracy (tie = ½) and AUROC. Labels are noisy. Target: pairwise ≥ 0.75.
 - **wikieval**: the 10 WikiEval questions whose variants are labelled (of 50). Pairwise accuracy;

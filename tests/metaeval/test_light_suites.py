@@ -19,6 +19,18 @@ def test_ragchecker_procedure_reproduces_the_published_numbers(shared: Path):
     assert 25 < rows["token_recall"]["correctness r"] < 35
 
 
+def test_leaving_the_question_out_measures_as_documented(shared: Path):
+    # docs/validity.md and the suite's note quote these numbers.
+    names = ("token_precision", "new_token_precision", "token_f1", "new_token_f1")
+    res = ragchecker.run(shared / "data", SuiteOptions(metrics=names))
+    rows = {r["metric"]: r for r in res.rows}
+    assert round(rows["token_precision"]["correctness r"], 2) == 42.85
+    assert round(rows["new_token_precision"]["correctness r"], 2) == 47.74
+    assert round(rows["new_token_f1"]["overall r"], 2) == 59.09
+    assert all(rows[n]["undefined"] == 0 for n in names)
+    assert any("new_token_*" in note for note in res.notes)
+
+
 def test_ragchecker_names_noise_sensitivity_as_not_measurable(shared: Path):
     opts = SuiteOptions(metrics=("token_f1", "noise_sensitivity_relevant"), limit=5)
     res = ragchecker.run(shared / "data", opts)

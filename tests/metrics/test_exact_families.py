@@ -37,6 +37,8 @@ def test_families_are_registered_with_what_they_need():
         assert specs[name].requires == ("answer", "reference_answers")
     assert specs["context_token_precision"].requires == ("question", "contexts")
     assert specs["answer_token_recall"].requires == ("question", "answer")
+    for name in ("new_token_precision", "new_token_recall", "new_token_f1"):
+        assert specs[name].requires == ("question", "answer", "reference_answers")
     for kind in ("retrieval", "recall", "precision", "ndcg", "hit_rate"):
         for k in (1, 3, 5, 10):
             assert specs[f"{kind}_at_{k}"].requires == ("contexts_ids", "reference_context_ids")
@@ -157,6 +159,10 @@ def test_a_batch_scores_exactly_as_the_pure_functions(samples):
             question, contexts
         )
         assert row["answer_token_recall"] == scoring_lexical.answer_token_recall(question, answer)
+        for measure in ("precision", "recall", "f1"):
+            assert row[f"new_token_{measure}"] == scoring_lexical.new_token_score(
+                measure, question, answer, references
+            )
 
 
 def test_a_sample_the_batch_cannot_carry_is_scored_alone():

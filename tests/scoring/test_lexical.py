@@ -17,6 +17,7 @@ from ragmeter.scoring.lexical import (
     exact_match,
     k_precision,
     k_precision_from_counts,
+    new_token_score,
     token_f1,
     token_overlap,
     token_precision,
@@ -235,3 +236,77 @@ def test_k_precision_from_counts_matches_k_precision(commons, answer, expected):
     assert score.value == expected
     if commons:
         assert score.details["best_context"] == commons.index(max(commons))
+
+
+# --- new_token_score: the question's words left out ---------------------------------------
+
+
+def test_words_that_repeat_the_question_earn_no_precision():
+    question = "Which company makes QuickBooks accounting software?"
+    reference = "QuickBooks accounting software is made by Intuit."
+    wrong = "QuickBooks accounting software is made by Sage."
+    right = "Intuit makes QuickBooks."
+    # Plain token precision prefers the wrong answer that restates the question.
+    assert token_precision(wrong, [reference]).value == pytest.approx(6 / 7)
+    assert token_precision(right, [reference]).value == pytest.approx(2 / 3)
+    wrong_new = new_token_score("precision", question, wrong, [reference])
+    right_new = new_token_score("precision", question, right, [reference])
+    assert wrong_new.value == pytest.approx(3 / 4)  # is, made, by found; sage not
+    assert right_new.value == 1.0  # intuit
+    assert wrong_new.details["answer_tokens_in_question"] == 3
+    assert "3 answer tokens that repeat the question not counted" in wrong_new.reason
+    assert "of 4 new answer tokens" in wrong_new.reason
+
+
+def test_an_answer_that_only_restates_the_question_scores_zero_and_says_why():
+    question = "Sage Instant Accounts or QuickBooks?"
+    for measure in ("precision", "recall", "f1"):
+        score = new_token_score(measure, question, "Sage Instant Accounts or QuickBooks?", ["Sage"])
+        assert score.value == 0.0
+        assert score.reason
+
+
+def test_empty_answer_and_missing_references():
+    score = new_token_score("precision", "Who?", "", ["Ann"])
+    assert score.value == 0.0
+    assert score.reason.startswith("The answer has no tokens beyond the question's")
+    none = new_token_score("recall", "Who?", "Ann", [])
+    assert none.value is None
+    assert "new-token recall" in none.reason
+
+
+def test_recall_drops_the_question_words_from_the_reference_too():
+    question = "When did the Berlin Wall fall?"
+    reference = "The Berlin Wall fell in November 1989."
+    assert token_recall("1989", [reference]).value == pytest.approx(1 / 6)
+    score = new_token_score("recall", question, "1989", [reference])
+    assert score.value == pytest.approx(1 / 4)  # fell, in, november, 1989
+    assert score.details["reference_tokens"] == 4
+
+
+def test_best_reference_is_chosen_on_the_new_words():
+    question = "capital of France"
+    score = new_token_score("f1", question, "Paris is the capital", ["capital of France", "Paris"])
+    assert score.details["best_reference"] == 1
+    assert score.value == pytest.approx(2 * 0.5 * 1 / 1.5)
+
+
+@given(
+    st.lists(
+        st.sampled_from(["paris", "the", "capital", "France", "is", "x", "1,000"]), max_size=6
+    ),
+    st.lists(
+        st.lists(st.sampled_from(["paris", "capital", "France", "of", "y"]), max_size=6),
+        max_size=3,
+    ),
+)
+def test_with_a_question_sharing_no_word_it_is_the_plain_token_score(answer, references):
+    answer_text = " ".join(answer)
+    refs = [" ".join(r) for r in references]
+    for measure, plain in (
+        ("precision", token_precision),
+        ("recall", token_recall),
+        ("f1", token_f1),
+    ):
+        new = new_token_score(measure, "zzz qqq", answer_text, refs)
+        assert new.value == plain(answer_text, refs).value

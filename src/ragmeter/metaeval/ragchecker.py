@@ -47,6 +47,9 @@ DEFAULT_METRICS = (
     "token_recall",
     "token_precision",
     "token_f1",
+    "new_token_precision",
+    "new_token_recall",
+    "new_token_f1",
 )
 NOISE_METRICS = ("noise_sensitivity_relevant", "noise_sensitivity_irrelevant")
 SUPPORTED = (*DEFAULT_METRICS, *NOISE_METRICS)
@@ -221,6 +224,12 @@ def run(data_dir: Path, options: SuiteOptions | None = None) -> SuiteResult:
             "median, each delta repeated for both annotators.",
             "Targets: correctness Pearson >= 45 (RAGChecker with a 70B judge: 49.66; token "
             "recall alone is reported near 29.5).",
+            "new_token_* are token_* with every word of the question left out of the answer "
+            "and the reference (an answer that restates the question shares those words with "
+            "a reference that restates it). The idea came from reading this data's "
+            "disagreements, so these rows are not an independent test of it; no constant was "
+            "fitted. Run bench/meta/ragchecker_new_tokens.py for its bootstrap interval and "
+            "per-dataset numbers.",
         ],
         unavailable=scored.unavailable,
         digits=2,

@@ -53,6 +53,26 @@ SPECS: tuple[MetricSpec, ...] = (
         "Token F1 of the answer against the best reference answer (SQuAD).",
     ),
     MetricSpec(
+        "new_token_precision",
+        FAMILY,
+        ("question", "answer", "reference_answers"),
+        "token_precision counting only words the question does not contain: share of the "
+        "answer's new words found in the best reference answer.",
+    ),
+    MetricSpec(
+        "new_token_recall",
+        FAMILY,
+        ("question", "answer", "reference_answers"),
+        "token_recall counting only words the question does not contain: share of the best "
+        "reference's new words found in the answer.",
+    ),
+    MetricSpec(
+        "new_token_f1",
+        FAMILY,
+        ("question", "answer", "reference_answers"),
+        "token_f1 counting only words the question does not contain.",
+    ),
+    MetricSpec(
         "exact_match",
         FAMILY,
         ("answer", "reference_answers"),
@@ -123,6 +143,16 @@ _SCORERS: dict[str, Callable[[_Texts], Score]] = {
     "exact_match": lambda t: lx.exact_match(t.answer, t.references),
     "context_token_precision": lambda t: lx.context_token_precision(t.question, t.contexts),
     "answer_token_recall": lambda t: lx.answer_token_recall(t.question.tokens, t.answer),
+    "new_token_precision": lambda t: lx.new_token_score(
+        "precision", t.question, t.answer, t.references
+    ),
+    "new_token_recall": lambda t: lx.new_token_score("recall", t.question, t.answer, t.references),
+    "new_token_f1": lambda t: lx.new_token_score("f1", t.question, t.answer, t.references),
+}
+_NEW_MEASURES: dict[str, lx.Measure] = {
+    "new_token_precision": "precision",
+    "new_token_recall": "recall",
+    "new_token_f1": "f1",
 }
 
 
@@ -133,7 +163,7 @@ _REFERENCE_MEASURES: dict[str, lx.Measure] = {
 }
 #: Metrics that look texts up in the answer's tokens.
 _ANSWER_SIDE = frozenset(
-    {"k_precision", *_REFERENCE_MEASURES, "exact_match", "answer_token_recall"}
+    {"k_precision", *_REFERENCE_MEASURES, "exact_match", "answer_token_recall", *_NEW_MEASURES}
 )
 
 
@@ -170,9 +200,11 @@ class _BatchScorer:
         self.metrics = list(metrics)
         wanted = set(metrics)
         self.answer_side = bool(wanted & _ANSWER_SIDE)
-        self.use_question = bool(wanted & {"answer_token_recall", "context_token_precision"})
+        self.use_question = bool(
+            wanted & {"answer_token_recall", "context_token_precision", *_NEW_MEASURES}
+        )
         self.use_contexts = bool(wanted & {"k_precision", "context_token_precision"})
-        self.use_references = bool(wanted & {*_REFERENCE_MEASURES, "exact_match"})
+        self.use_references = bool(wanted & {*_REFERENCE_MEASURES, "exact_match", *_NEW_MEASURES})
 
     def run(
         self, alone: Callable[[Sample, Sequence[str]], dict[str, Outcome]]
@@ -260,6 +292,17 @@ class _BatchScorer:
                         batch, i, first + c, answer_common[at + c : at + c + r], lengths
                     )
                     for i, (at, first, c, r) in enumerate(spans)
+                ]
+            elif name in _NEW_MEASURES:
+                # The batch's tokens, so no text is normalised twice.
+                column = [
+                    lx.new_token_score(
+                        _NEW_MEASURES[name],
+                        batch.tokens(question_at + i) or [],
+                        batch.tokens(i) or [],
+                        [batch.tokens(k) or [] for k in range(first + c, first + c + r)],
+                    )
+                    for i, (_, first, c, r) in enumerate(spans)
                 ]
             elif name == "answer_token_recall":
                 column = [

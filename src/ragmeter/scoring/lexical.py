@@ -52,6 +52,7 @@ __all__ = [
     "exact_match_from_index",
     "k_precision",
     "k_precision_from_counts",
+    "new_token_score",
     "reference_score_from_counts",
     "token_f1",
     "token_overlap",
@@ -392,6 +393,55 @@ def answer_token_recall(question: TextLike, answer: TextLike) -> Score:
     return answer_token_recall_from_counts(overlap.common, overlap.reference_length)
 
 
+def new_token_score(
+    measure: Measure, question: TextLike, answer: TextLike, references: Sequence[TextLike]
+) -> Score:
+    """Token precision, recall or F1 (``measure``) of the answer against its best reference,
+    counting only tokens the question does not contain.
+
+    A word the question already holds says nothing about whether the answer is right: an
+    answer that restates the question shares those words with a reference that restates it
+    too. Here every token type of the question is dropped from the answer and from each
+    reference before they are compared; the rest is :func:`token_precision`,
+    :func:`token_recall` or :func:`token_f1` (multiset overlap, best reference, 0 when
+    nothing is shared). An answer with nothing beyond the question scores 0 with that
+    reason; no reference answers give an undefined score.
+
+    Examples
+    --------
+    >>> new_token_score("precision", "Who wrote Hamlet?", "Hamlet was written by Marlowe",
+    ...                 ["Shakespeare wrote Hamlet"]).value
+    0.0
+    >>> score = new_token_score("precision", "Who wrote Hamlet?", "Shakespeare wrote Hamlet",
+    ...                         ["Hamlet was written by Shakespeare"])
+    >>> score.value, score.details["answer_tokens_in_question"]
+    (1.0, 2)
+    """
+    asked = set(_exact(question))
+    answer_tokens = _exact(answer)
+    kept = [t for t in answer_tokens if t not in asked]
+    refs = [[t for t in _exact(r) if t not in asked] for r in references]
+    score = reference_score_from_counts(measure, *_reference_counts(kept, refs), new=True)
+    if score.details is None:
+        return score
+    repeated = len(answer_tokens) - len(kept)
+    details = {**score.details, "answer_tokens_in_question": repeated}
+    reason = score.reason
+    if repeated:
+        reason = (
+            f"{reason[:-1]} ({_plural(repeated, 'answer token')} that repeat the question "
+            "not counted)."
+        )
+    return Score(score.value, reason, details)
+
+
+def _exact(text: TextLike) -> list[str]:
+    """The SQuAD tokens of any text argument, articles dropped."""
+    if isinstance(text, Bag):
+        return list(text.tokens)
+    return Tokens.of(text).exact
+
+
 def exact_match(answer: TextLike, references: Sequence[TextLike]) -> Score:
     """1.0 when the normalised answer equals a normalised reference answer, else 0.0.
 
@@ -437,10 +487,17 @@ def context_token_precision_from_counts(commons: Sequence[int], question_tokens:
 
 
 def reference_score_from_counts(
-    measure: Measure, commons: Sequence[int], answer_tokens: int, reference_tokens: Sequence[int]
+    measure: Measure,
+    commons: Sequence[int],
+    answer_tokens: int,
+    reference_tokens: Sequence[int],
+    *,
+    new: bool = False,
 ) -> Score:
     """:func:`token_recall`, :func:`token_precision` or :func:`token_f1` (``measure``)
-    from the tokens each reference shares with the answer and the token counts.
+    from the tokens each reference shares with the answer and the token counts
+    (``new``: the counts leave out the question's tokens, as :func:`new_token_score`'s,
+    and the reasons say so).
 
     Examples
     --------
@@ -448,8 +505,10 @@ def reference_score_from_counts(
     1.0
     """
     if not commons:
-        return Score.undefined(_NO_REFERENCES.format(name=_MEASURE_NAMES[measure]))
+        name = _MEASURE_NAMES[measure]
+        return Score.undefined(_NO_REFERENCES.format(name=f"new-{name}" if new else name))
     index = _best_index(commons, answer_tokens, reference_tokens, measure)
+    fresh = "new " if new else ""
     common, length, size = commons[index], answer_tokens, reference_tokens[index]
     details = {
         "best_reference": index,
@@ -459,17 +518,24 @@ def reference_score_from_counts(
     }
     if measure == "recall":
         if size == 0:
-            return Score(0.0, "Every reference answer is empty after normalisation.", details)
-        reason = f"{common} of {_plural(size, 'token')} of reference {index} found in the answer."
+            return Score(0.0, _EMPTY_REFERENCES[new], details)
+        reason = (
+            f"{common} of {_plural(size, fresh + 'token')} of reference {index} found in the "
+            "answer."
+        )
         return Score(_share(common, size), reason, details)
     if measure == "precision":
         if length == 0:
-            return Score(0.0, "The answer has no tokens after normalisation.", details)
-        reason = f"{common} of {_plural(length, 'answer token')} found in reference {index}."
+            return Score(0.0, _EMPTY_ANSWER[new], details)
+        reason = (
+            f"{common} of {_plural(length, fresh + 'answer token')} found in reference {index}."
+        )
         return Score(_share(common, length), reason, details)
+    if new and length == 0:
+        return Score(0.0, _EMPTY_ANSWER[new], details)
     f1 = _f1(common, length, size)
     reason = (
-        f"F1 {f1:.3f} against reference {index}: {_plural(common, 'shared token')}, "
+        f"F1 {f1:.3f} against reference {index}: {_plural(common, 'shared ' + fresh + 'token')}, "
         f"{length} in the answer, {size} in the reference."
     )
     return Score(f1, reason, details)
@@ -500,6 +566,15 @@ _NO_REFERENCES = "No reference answers were given: {name} needs at least one."
 _NO_CONTEXTS_K = "No contexts were given: K-Precision needs at least one context."
 _NO_CONTEXTS_QUESTION = "No contexts were given: context token precision needs at least one."
 _MEASURE_NAMES = {"recall": "token recall", "precision": "token precision", "f1": "token F1"}
+#: Reasons for an empty side, without / with the question's tokens left out.
+_EMPTY_ANSWER = {
+    False: "The answer has no tokens after normalisation.",
+    True: "The answer has no tokens beyond the question's: it adds nothing to check.",
+}
+_EMPTY_REFERENCES = {
+    False: "Every reference answer is empty after normalisation.",
+    True: "Every reference answer has no tokens beyond the question's.",
+}
 
 
 def _plural(n: int, word: str) -> str:
