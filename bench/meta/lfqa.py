@@ -24,7 +24,12 @@ the mean over its claims). Prints a Markdown table and writes JSON.
 Run::
 
     PYTHONPATH=src python bench/meta/lfqa.py [--limit N] [--semantic] [--split heldout]
-        [--loso] [--json out.json]
+        [--loso] [--judge openai:MODEL --base-url URL] [--json out.json]
+
+``--judge openai:MODEL`` measures an LLM judge's ``faithfulness`` and
+``faithfulness_support`` instead of the offline verifier: every annotated sentence is scored
+as an answer of its own (two judge calls each, cached), an answer's score is the mean over
+its sentences (``judged_scores``).
 
 ``--loso`` adds two rows: the verifier refitted on five systems and scored on the sixth, for
 each system in turn (the calibration's features, ``fit_verifier.py``'s procedure).
@@ -113,9 +118,11 @@ def question_split(answers: Sequence[Answer], *, seed: int = 0) -> tuple[set[int
 # ----------------------------------------------------------------------------- correlation
 
 
-def _corr(x: Sequence[float], y: Sequence[float]) -> dict[str, float | None]:
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+def _corr(x: Sequence[float | None], y: Sequence[float]) -> dict[str, float | None]:
+    """Spearman and Kendall over the items whose score is defined (``None`` left out)."""
+    keep = [i for i, v in enumerate(x) if v is not None]
+    x = np.asarray([x[i] for i in keep], dtype=float)
+    y = np.asarray([y[i] for i in keep], dtype=float)
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return {"spearman": None, "kendall": None}
     return {
@@ -126,10 +133,11 @@ def _corr(x: Sequence[float], y: Sequence[float]) -> dict[str, float | None]:
 
 def correlations(
     answers: Sequence[Answer],
-    answer_scores: Sequence[float],
-    sentence_scores: Sequence[Sequence[float]],
+    answer_scores: Sequence[float | None],
+    sentence_scores: Sequence[Sequence[float | None]],
 ) -> dict[str, Any]:
-    """Answer level per system, averaged and pooled; sentence level pooled."""
+    """Answer level per system, averaged and pooled; sentence level pooled. An undefined
+    score (``None``) leaves its answer or sentence out."""
     human = [float(np.mean(a.human)) for a in answers]
     per_system = {}
     for system in SYSTEMS:
@@ -148,8 +156,8 @@ def correlations(
         "answer_pooled": _corr(answer_scores, human),
         "answer_per_system": per_system,
         "sentence": _corr(flat_scores, flat_human),
-        "n_answers": len(answers),
-        "n_sentences": len(flat_human),
+        "n_answers": sum(v is not None for v in answer_scores),
+        "n_sentences": sum(v is not None for v in flat_scores),
     }
 
 
@@ -263,11 +271,67 @@ def leave_one_system_out(answers: Sequence[Answer], judge: Any) -> dict[str, Any
     }
 
 
+#: Metrics measured with a judge other than the offline verifier.
+JUDGED_METRICS = ("faithfulness", "faithfulness_support")
+
+
+def judged_scores(
+    answers: Sequence[Answer], judge: str, *, base_url: str | None = None
+) -> dict[str, Any]:
+    """The claim metrics of ``judge`` (e.g. ``openai:MODEL``), sentence by sentence.
+
+    Each annotated sentence is scored as an answer of its own against the answer's
+    documents, through :func:`ragmeter.evaluate` (judge cache, retries, per-row failures);
+    an answer's score is the mean over its sentences with a defined score, as the human
+    answer score is the mean over its sentences. Undefined sentences (no claims) and failed
+    ones are left out of the correlations and counted.
+    """
+    from dataclasses import replace
+
+    from ragmeter.metaeval.common import SuiteOptions, score_samples
+    from ragmeter.metrics.base import Settings
+
+    samples = [
+        {"question": a.question, "answer": sentence, "contexts": list(a.documents)}
+        for a in answers
+        for sentence in a.sentences
+    ]
+    options = SuiteOptions(judge=judge, settings=replace(Settings(), base_url=base_url))
+    scored = score_samples(samples, JUDGED_METRICS, options)
+    if scored.unavailable:
+        name, why = next(iter(scored.unavailable.items()))
+        raise SystemExit(f"{name} cannot run with --judge {judge}: {why}")
+    results: dict[str, Any] = {}
+    counts: dict[str, dict[str, int]] = {}
+    for metric in JUDGED_METRICS:
+        values = iter(scored.values[metric])
+        per_sentence = [[next(values) for _ in a.sentences] for a in answers]
+        per_answer = [
+            float(np.mean(defined)) if (defined := [v for v in sent if v is not None]) else None
+            for sent in per_sentence
+        ]
+        results[f"{metric} ({judge}, per sentence)"] = correlations(
+            answers, per_answer, per_sentence
+        )
+        counts[metric] = {
+            "failed": scored.n_failed(metric),
+            "undefined": scored.n_undefined(metric),
+        }
+    return {
+        "results": results,
+        "counts": counts,
+        "judge": scored.judge,
+        "seconds": scored.seconds,
+    }
+
+
 def run(
     answers: Sequence[Answer],
     *,
     semantic: bool,
     loso: bool = False,
+    judge: str = "offline",
+    base_url: str | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     from ragmeter.judges.offline import OfflineJudge
@@ -278,6 +342,20 @@ def run(
         t0 = time.perf_counter()
         results[name] = correlations(answers, *_k_precision_scores(answers, joined=joined))
         timings[name] = time.perf_counter() - t0
+    if judge != "offline":
+        judged = judged_scores(answers, judge, base_url=base_url)
+        results.update(judged["results"])
+        timings.update({name: judged["seconds"] for name in judged["results"]})
+        log(
+            f"{judge}: {sum(len(a.sentences) for a in answers)} sentences in "
+            f"{judged['seconds']:.1f} s; failed / undefined: {judged['counts']}"
+        )
+        return {
+            "results": results,
+            "seconds": timings,
+            "judged": judged["counts"],
+            "judge": judged["judge"],
+        }
     variants = [("", OfflineJudge())]
     if semantic:
         variants.append(("+minilm", OfflineJudge(embedder=CachedEmbedder())))
@@ -325,8 +403,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also refit the calibration on 5 systems and score the 6th, for each system",
     )
+    parser.add_argument(
+        "--judge",
+        default="offline",
+        help="'offline' (the verifier, default) or an LLM judge such as 'openai:MODEL': "
+        "its faithfulness is scored sentence by sentence",
+    )
+    parser.add_argument("--base-url", default=None, help="endpoint for --judge openai:MODEL")
     parser.add_argument("--json", type=Path, default=Path("lfqa_meta_eval.json"))
     args = parser.parse_args(argv)
+    if args.judge != "offline" and (args.semantic or args.loso):
+        parser.error("--semantic and --loso measure the offline verifier; drop them with --judge")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     answers = load_lfqa()
@@ -344,7 +431,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         answers = limited
     t0 = time.perf_counter()
     report = run(
-        answers, semantic=args.semantic, loso=args.loso, log=lambda m: print(m, file=sys.stderr)
+        answers,
+        semantic=args.semantic,
+        loso=args.loso,
+        judge=args.judge,
+        base_url=args.base_url,
+        log=lambda m: print(m, file=sys.stderr),
     )
     report["split"] = args.split
     report["limit"] = args.limit

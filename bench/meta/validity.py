@@ -50,7 +50,8 @@ The data is read by path from the team's shared folder (`../shared/data`, or
   the 6th, for each system). `faithfulness_support` is a separate, graded metric: the mean
   over claims of the verifier's calibrated support probability for the best context, where
   `faithfulness` counts the claims whose verdict is "entailed". One human annotator against
-  the others' mean reaches 0.665 / 0.864 / 0.784 on these three numbers.
+  the others' mean reaches 0.665 / 0.864 / 0.784 on these three numbers. With
+  `--judge openai:MODEL` the suite scores an LLM judge's faithfulness sentence by sentence.
 - **ragchecker**: RAGChecker's meta-evaluation (Ru et al. 2024), 280 pairs of answers, 2
   annotators. Pearson / Spearman × 100 of a metric's score difference with the preference label,
   with RAGChecker's own procedure. Target: correctness Pearson ≥ 45 (RAGChecker with a 70B judge

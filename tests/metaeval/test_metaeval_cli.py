@@ -8,6 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from ragmeter.metaeval.cli import register
+from ragmeter.testing.server import TestServer
 
 
 @pytest.fixture
@@ -65,7 +66,31 @@ def test_limit_must_be_positive(app, shared):
     assert res.exit_code == 2
 
 
-def test_lfqa_rejects_another_judge(app):
-    res = CliRunner().invoke(app, ["meta-eval", "lfqa", "--judge", "openai:gpt-4o-mini"])
+def test_lfqa_measures_an_llm_judge_sentence_by_sentence(app, tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    args = ["meta-eval", "lfqa", "--judge", "openai:test-model", "--limit", "1", "--out", str(out)]
+    with TestServer() as server:
+        res = CliRunner().invoke(app, [*args, "--base-url", server.base_url])
+        assert res.exit_code == 0, res.output
+        calls = server.stats()["chat_calls"]
+        report = json.loads((out / "lfqa.json").read_text())
+        row = report["results"]["faithfulness (openai:test-model, per sentence)"]
+        # One answer per system; every annotated sentence scored once, one analyze and one
+        # verify call each.
+        assert row["n_answers"] == 6
+        sentences = row["n_sentences"]
+        assert sentences >= 6 and calls == 2 * sentences
+        assert report["judged"]["faithfulness"] == {"failed": 0, "undefined": 0}
+        assert row["answer_pooled"]["spearman"] is not None
+        assert "faithfulness_support (openai:test-model, per sentence)" in res.output
+        # The judge cache makes a rerun free.
+        again = CliRunner().invoke(app, [*args, "--base-url", server.base_url])
+        assert again.exit_code == 0, again.output
+        assert server.stats()["chat_calls"] == calls
+
+
+def test_lfqa_rejects_metrics_and_offline_only_options(app):
+    res = CliRunner().invoke(app, ["meta-eval", "lfqa", "--metrics", "faithfulness"])
     assert res.exit_code == 2
-    assert "offline verifier only" in res.output
+    assert "fixed set of metrics" in res.output

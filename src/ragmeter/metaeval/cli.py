@@ -3,7 +3,8 @@
 ``ragmeter meta-eval SUITE [--judge J] [--metrics a,b] [--limit N] [--out DIR] [--data DIR]``
 prints the suite's Markdown table and, with ``--out``, writes ``SUITE.md`` and ``SUITE.json``
 there. ``SUITE`` is one of :data:`ragmeter.metaeval.SUITES`, ``all`` (each of them in turn), or
-``lfqa``, which lives in ``bench/meta/lfqa.py`` of a source checkout and is run from there.
+``lfqa``, which lives in ``bench/meta/lfqa.py`` of a source checkout and is run from there
+(with ``--judge openai:MODEL`` it scores the judge's faithfulness sentence by sentence).
 
 Exit codes: 0 done, 1 an exactness suite (``trec``, ``unitxt``) found a disagreement, 2 bad
 input or options.
@@ -36,21 +37,20 @@ def _lfqa_script() -> Path | None:
     return None
 
 
-def _run_lfqa(judge: str, metrics: str | None, limit: int | None, out: Path | None) -> int:
+def _run_lfqa(
+    judge: str, metrics: str | None, limit: int | None, out: Path | None, base_url: str | None
+) -> int:
     script = _lfqa_script()
     if script is None:
         raise ConfigError(
             "The lfqa suite is a script of the source checkout (bench/meta/lfqa.py) and was not "
             "found. Run 'ragmeter meta-eval lfqa' from the project root of a checkout."
         )
-    if judge != "offline":
-        raise ConfigError(
-            f"The lfqa suite measures the offline verifier only; got --judge {judge!r}. "
-            "Drop --judge."
-        )
     if metrics:
         raise ConfigError("The lfqa suite measures a fixed set of metrics; drop --metrics.")
-    cmd = [sys.executable, str(script)]
+    cmd = [sys.executable, str(script), "--judge", judge]
+    if base_url is not None:
+        cmd += ["--base-url", base_url]
     if limit is not None:
         cmd += ["--limit", str(limit)]
     if out is not None:
@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
 
         try:
             if suite == "lfqa":
-                code = _run_lfqa(judge, metrics, limit, out)
+                code = _run_lfqa(judge, metrics, limit, out, base_url)
                 raise typer.Exit(code)
             names = list(SUITES) if suite == "all" else [suite]
             options = SuiteOptions(
