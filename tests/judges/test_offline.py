@@ -10,15 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.judges.base import AnalyzeRequest, ClaimBlock, Judge
+from ragmeter.judges.base import (
+    AnalyzeRequest,
+    ClaimBlock,
+    Judge,
+    answer_premise,
+    split_answer_premise,
+)
 from ragmeter.judges.offline import (
     ALL_FEATURES,
     LEXICAL_CALIBRATION,
     Calibration,
     OfflineJudge,
+    beyond_question,
     is_noncommittal,
     offline_questions,
     regex_entities,
+    restates_question,
 )
 from ragmeter.judges.offline_features import (
     BLOCK_FEATURES,
@@ -367,3 +375,46 @@ def test_a_claim_with_a_changed_month_or_weekday_is_not_entailed() -> None:
     )
     # the modal verb "may" is no month
     assert verdicts(["The launch may be at Sriharikota."], [premise]) == ((True,),)
+
+
+# --- answers as premises, read with their question ------------------------------------------
+
+BOILING = "What is the boiling point of water at sea level in Celsius?"
+
+
+def test_answer_premises_round_trip_and_need_a_question() -> None:
+    premise = answer_premise("When was it\ncompleted?", "In 1889.")
+    assert premise == "Question: When was it completed?\nAnswer: In 1889."
+    assert split_answer_premise(premise) == ("When was it completed?", "In 1889.")
+    assert answer_premise(None, "In 1889.") == "In 1889."
+    assert answer_premise("  ", "In 1889.") == "In 1889."
+    assert split_answer_premise("In 1889.") is None
+    assert split_answer_premise("Question: a\nb\nAnswer: c") is None
+
+
+def test_a_short_reference_entails_the_claim_it_answers_with_its_question() -> None:
+    right = "Water boils at 100 degrees Celsius at sea level."
+    wrong = "Water boils at 90 degrees Celsius at sea level."
+    premise = answer_premise(BOILING, "100 degrees Celsius.")
+    assert verdicts([right, wrong], [premise]) == ((True,), (False,))
+    # The fragment alone does not say what boils.
+    assert verdicts([right], ["100 degrees Celsius."]) == ((False,),)
+
+
+def test_a_claim_that_only_restates_the_question_gets_no_support() -> None:
+    echo = "The boiling point of water at sea level in Celsius."
+    block = ClaimBlock((echo,), (answer_premise(BOILING, "100 degrees Celsius."),))
+    assert restates_question(block).tolist() == [[True]]
+    [support], _ = OfflineJudge().support([block])
+    assert support.tolist() == [[0.0]]
+    # A context holding the same words is an ordinary premise.
+    assert not restates_question(ClaimBlock((echo,), (BOILING,))).any()
+
+
+def test_the_question_words_are_left_out_of_the_claim() -> None:
+    assert (
+        beyond_question(
+            "Canberra is the capital of Australia.", "What is the capital of Australia?"
+        )
+        == "Canberra is the of"
+    )

@@ -65,12 +65,16 @@ def test_every_metric_is_deterministic(full_result):
 
 
 @pytest.mark.parametrize("name", _runnable())
-def test_metric_reads_only_the_fields_it_needs(name, full_result):
+def test_metric_reads_only_the_fields_it_declares(name, full_result):
     spec = all_specs()[name]
-    row = {f: FULL[f] for f in spec.requires}
+    row = {f: FULL[f] for f in (*spec.requires, *spec.optional)}
     result = ragmeter.evaluate([row], [name], progress=False)
     _check(result)
     assert result.rows[0].scores[name] == full_result.rows[0].scores[name]
+    # Without its optional fields it still scores (or says why it cannot).
+    if spec.optional:
+        bare = ragmeter.evaluate([{f: FULL[f] for f in spec.requires}], [name], progress=False)
+        _check(bare)
 
 
 def test_empty_inputs_give_a_defined_result_with_a_reason():

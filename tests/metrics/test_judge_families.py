@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import ragmeter
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.fake import FakeJudge, all_entailed
 from ragmeter.metrics import registry
@@ -71,8 +72,10 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     assert values["self_knowledge"] == 0.0
     assert judge.calls == 2
     [blocks] = judge.verify_requests
-    assert blocks[0] == ClaimBlock(LIC_ANSWER, ("c1", "c2", "c3", "c4", "ref"))
-    assert blocks[1] == ClaimBlock(LIC_REFERENCE, ("c1", "c2", "c3", "c4", "ans"))
+    # The reference and the answer are premises read with the question.
+    asked = "Question: What is LIC known for?\nAnswer: "
+    assert blocks[0] == ClaimBlock(LIC_ANSWER, ("c1", "c2", "c3", "c4", asked + "ref"))
+    assert blocks[1] == ClaimBlock(LIC_REFERENCE, ("c1", "c2", "c3", "c4", asked + "ans"))
     details = out["noise_sensitivity_relevant"].details
     assert details["relevant_contexts"] == [0, 1, 2]
     assert details["answer_claims"][2] == {
@@ -346,3 +349,22 @@ def test_a_run_with_faults_on_30_percent_of_calls_scores_or_fails_every_row(
     failed = [msg for row in result.rows for msg in row.failures.values()]
     assert all("judge" in msg.lower() for msg in failed)
     assert sum(s.failed for s in result.summary.values()) < len(rows)
+
+
+def test_a_short_reference_is_read_with_the_question() -> None:
+    row = {
+        "question": "What is the boiling point of water at sea level in Celsius?",
+        "answer": "Water boils at 100 degrees Celsius at sea level.",
+        "contexts": ["At sea level water boils at 100 degrees Celsius."],
+        "reference_answers": ["100 degrees Celsius."],
+    }
+    names = ["claim_precision", "claim_recall", "noise_sensitivity_relevant"]
+    scores = ragmeter.evaluate([row], names, progress=False).rows[0].scores
+    assert scores == {
+        "claim_precision": 1.0,
+        "claim_recall": 1.0,
+        "noise_sensitivity_relevant": 0.0,
+    }
+    # Without the question the fragment cannot confirm the answer's claim.
+    bare = {k: v for k, v in row.items() if k != "question"}
+    assert ragmeter.evaluate([bare], names, progress=False).rows[0].scores["claim_precision"] == 0

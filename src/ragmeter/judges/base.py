@@ -54,6 +54,39 @@ class Verification:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+_QUESTION_MARK = "Question: "
+_ANSWER_MARK = "\nAnswer: "
+
+
+def answer_premise(question: str | None, answer: str) -> str:
+    """A reference answer (or the answer) as a premise, read with its question.
+
+    Short answers state their fact only together with the question: "100 degrees Celsius."
+    says that water boils at 100 degrees Celsius only as the answer to "What is the boiling
+    point of water?". RAGChecker's checker is given the question for the same reason. Judges
+    read the question as what the answer answers, never as a fact of its own (the verify
+    prompt says so; the offline verifier gives no support to a claim that only restates the
+    question). With no question the answer is the premise as it is.
+
+    >>> answer_premise("When was the tower completed?", "In 1889.")
+    'Question: When was the tower completed?\\nAnswer: In 1889.'
+    >>> split_answer_premise(answer_premise("When was the tower completed?", "In 1889."))
+    ('When was the tower completed?', 'In 1889.')
+    """
+    asked = " ".join((question or "").split())
+    return f"{_QUESTION_MARK}{asked}{_ANSWER_MARK}{answer}" if asked else answer
+
+
+def split_answer_premise(premise: str) -> tuple[str, str] | None:
+    """``(question, answer)`` of a premise made by :func:`answer_premise`, else ``None``."""
+    if not premise.startswith(_QUESTION_MARK):
+        return None
+    head, sep, answer = premise.partition(_ANSWER_MARK)
+    if not sep or "\n" in head:
+        return None
+    return head[len(_QUESTION_MARK) :], answer
+
+
 @runtime_checkable
 class Judge(Protocol):
     #: Stable identity used in cache keys and results, e.g. "openai:gpt-4o-mini".

