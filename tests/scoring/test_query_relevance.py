@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -77,3 +80,24 @@ def test_idf_coverage_weights_terms_and_ignores_repeats():
     assert idf_coverage(["red", "zebra"], ["red"], idf) == pytest.approx(1 / 6)
     assert idf_coverage([], ["red"], idf) == 0.0
     assert idf_coverage(["red"], [], idf) == 0.0
+
+
+def test_scores_do_not_depend_on_the_hash_seed():
+    # Sums of these weights change in the last bit with the order they are added in; the
+    # query's terms are a set, whose order follows the per-process string hash seed.
+    code = (
+        "from ragmeter.scoring.query_relevance import TermWeights, bm25_fraction, idf_coverage\n"
+        "w = TermWeights({t: v for t, v in zip('abcdefgh', "
+        "[0.1, 0.2, 0.3, 1e16, 1.0, 3.3, 0.7, 1e-3])}, unseen=1.0)\n"
+        "q = list('abcdefgh')\n"
+        "print(repr(idf_coverage(q, list('abcdfh'), w)), "
+        "repr(bm25_fraction(q, list('abcdfhh'), w, average_length=5.0)))\n"
+    )
+    seen = set()
+    for seed in ("0", "1", "2", "3", "4", "5"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        )
+        seen.add(done.stdout)
+    assert len(seen) == 1, seen

@@ -116,7 +116,7 @@ def bm25_fraction(
         raise ValueError(f"The 'k1' parameter must be >= 0. Got {k1!r}.")
     if not 0 <= b <= 1:
         raise ValueError(f"The 'b' parameter must be in [0, 1]. Got {b!r}.")
-    terms = set(query)
+    terms = sorted(set(query))  # a fixed order: sums do not depend on the hash seed
     if not terms:
         return 0.0
     counts = Counter(passage)
@@ -146,8 +146,10 @@ def idf_coverage(query: Sequence[str], passage: Sequence[str], idf: TermWeights)
     """
     terms = set(query)
     present = set(passage)
-    total = sum(idf(t) for t in terms)
+    # fsum is exactly rounded, so the result does not depend on the set's (hash-seeded)
+    # order: two passages covering the same terms tie in every process.
+    total = math.fsum(idf(t) for t in terms)
     if total <= 0:
         return 0.0
-    found = sum(idf(t) for t in terms if t in present)
+    found = math.fsum(idf(t) for t in terms if t in present)
     return min(max(found / total, 0.0), 1.0)
