@@ -77,6 +77,8 @@ def test_column_mapping_with_dotted_path(tmp_path):
         (["-m", "k_precision", "--fail-under", "k_precision"], "expected METRIC=VALUE"),
         (["-m", "k_precision", "--column", "contxts=a"], "Unknown field 'contxts'"),
         (["-m", "k_precision", "--max-concurrency", "0"], "must be >= 1"),
+        (["-m", "k_precision", "--fail-under", "k_precision=1.5"], "lie in [0, 1]"),
+        (["-m", "k_precision,mrr", "--fail-under", "faithfulness=0.5"], "did not compute"),
     ],
 )
 def test_bad_options_give_a_clear_error_and_exit_two(args, message):
@@ -148,3 +150,30 @@ def test_failures_are_listed_when_rows_stream_to_out(tmp_path):
     assert res.exit_code == 0, res.output
     assert "1 metric failures" in res.output
     assert "row 1 k_precision" in res.output and "field 'answer'" in res.output
+
+
+def test_a_run_where_every_row_fails_exits_two(tmp_path):
+    data = _write(
+        tmp_path / "d.jsonl",
+        [{"answer": "Paris", "pred": {"ctx": ["Paris"]}} for _ in range(3)],
+    )
+    args = ["evaluate", str(data), "-m", "k_precision", "--column", "contexts=pred.nope"]
+    for extra in ([], ["-q"]):
+        res = runner.invoke(app, [*args, *extra])
+        assert res.exit_code == 2, res.output
+        said = " ".join(res.output.split())  # the console wraps long lines
+        assert "Every row failed on every metric" in said
+        assert "pred has no key 'nope'" in said
+    # One good row is a run with failures, not a broken run.
+    rows = [{"answer": "Paris", "pred": {"nope": ["Paris"]}}, {"answer": "Paris", "pred": {}}]
+    mixed = runner.invoke(app, [*args[:1], str(_write(tmp_path / "m.jsonl", rows)), *args[2:]])
+    assert mixed.exit_code == 0, mixed.output
+
+
+def test_metrics_skipped_for_missing_columns_are_named(tmp_path):
+    data = _write(tmp_path / "d.jsonl", [{"question": "q?", "answer": "a"}])
+    res = runner.invoke(app, ["evaluate", str(data), "-o", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "no column for contexts" in said
+    assert "--column FIELD=COLUMN" in said

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,11 +50,17 @@ def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
             raise ConfigError(
                 f"Bad {option} {spec!r}: expected METRIC=VALUE, e.g. faithfulness=0.8."
             )
-        get_spec(name)
+        metric = get_spec(name)
         try:
-            out[name] = float(raw)
+            value = float(raw)
         except ValueError:
             raise ConfigError(f"Bad {option} {spec!r}: {raw!r} is not a number.") from None
+        if not metric.lower <= value <= metric.upper:
+            raise ConfigError(
+                f"Bad {option} {spec!r}: {name} scores lie in [{metric.lower:g}, "
+                f"{metric.upper:g}], so a gate at {raw} can never be met or never fail."
+            )
+        out[name] = value
     return out
 
 
@@ -70,7 +77,11 @@ def evaluate(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Results JSONL.")] = None,
     fail_under: Annotated[
         list[str] | None,
-        typer.Option("--fail-under", help="METRIC=VALUE: exit 1 when the mean falls short."),
+        typer.Option(
+            "--fail-under",
+            help="METRIC=VALUE: exit 1 when the mean is below VALUE (above it for a "
+            "lower-is-better metric, marked ↓); repeatable.",
+        ),
     ] = None,
     judge: Annotated[
         str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
@@ -182,6 +193,10 @@ def evaluate(
         err_console.print(f"Results: {out}", markup=False)
     if report is not None:
         err_console.print(f"Report: {report}", markup=False)
+    problem = unusable_run(result, gates)
+    if problem is not None:
+        _fail(problem)
+        return
     failed = check_gates(result, gates)
     if failed:
         for line in failed:
@@ -196,6 +211,31 @@ def _report_from(out: Path | None, result: Any, report: Path) -> None:
 
     run = load_run(out) if out is not None else Run.from_parts(result.rows, result.info)
     write_report(run, report)
+
+
+def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
+    """Why the run's outcome cannot be trusted as a pass (exit 2), or None.
+
+    Every row failing on every metric means bad input or a bad column mapping, not a
+    score; a gate on a metric the run did not compute is a bad option.
+    """
+    missing = [name for name in gates if name not in result.summary]
+    if missing:
+        skipped = result.info.get("skipped") or {}
+        why = "; ".join(f"{name}: {skipped[name]}" for name in missing if name in skipped)
+        return (
+            f"--fail-under names {', '.join(missing)}, which this run did not compute"
+            + (f" ({why})" if why else "")
+            + ". Add it to --metrics or map the columns it needs with --column."
+        )
+    summaries = list(result.summary.values())
+    if summaries and all(s.count == 0 and s.undefined == 0 and s.failed > 0 for s in summaries):
+        failures = result.failures() or [tuple(f) for f in result.info.get("first_failures", ())]
+        first = (
+            f" First: row {failures[0][0]} {failures[0][1]}: {failures[0][2]}" if failures else ""
+        )
+        return f"Every row failed on every metric; nothing was scored.{first}"
+    return None
 
 
 def check_gates(result: Any, gates: dict[str, float]) -> list[str]:
@@ -248,6 +288,16 @@ def print_summary(result: Any) -> None:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
         for name, why in noted.items():
             err_console.print(f"skipped {name}: {why}", highlight=False, markup=False)
+        columns = Counter(v for v in skipped.values() if v.startswith("no column"))
+        if columns:
+            n = sum(columns.values())
+            what = ", ".join(f"{why} ({count})" for why, count in columns.items())
+            err_console.print(
+                f"skipped {n} metric{'s' if n != 1 else ''}: {what}. Map a column with "
+                "--column FIELD=COLUMN (a dotted path such as pred.contexts works).",
+                highlight=False,
+                markup=False,
+            )
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -297,6 +347,8 @@ _register_commands()
 
 
 def main() -> None:
+    # Model-loading bars ("Loading weights") are noise in a CLI run; set it to 0 to see them.
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )

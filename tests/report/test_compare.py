@@ -122,3 +122,8 @@ def test_conflicting_directions_refuse_to_compare():
     flipped = {"metrics": {"faithfulness": {"higher_is_better": False}}}
     with pytest.raises(DataError, match="higher-is-better in one run"):
         compare_runs(run([0.5]), run([0.5], info=flipped))
+
+
+def test_an_unchanged_mean_is_said_once():
+    mc = compare_runs(run([0.5, 0.5, 0.5]), run([0.75, 0.25, 0.5])).get("faithfulness")
+    assert mc.verdict() == "B is unchanged on average (1 improved, 1 worsened, 1 unchanged)."

@@ -129,8 +129,8 @@ class OpenAIJudge:
 
     def _missing_key_message(self) -> str:
         return (
-            f"No API key for the judge {self.name} at {self.endpoint}. Set OPENAI_API_KEY, or "
-            "pass api_key= / --api-key, or point --base-url at a local OpenAI-compatible server."
+            f"No API key for the judge {self.name} at {self.endpoint}. Set OPENAI_API_KEY (or "
+            "pass api_key= in Python), or point --base-url at a local OpenAI-compatible server."
         )
 
     def _record_tokens(self, response: Any) -> None:
@@ -158,7 +158,7 @@ class OpenAIJudge:
 
     def _http_error(self, status: int, message: str) -> JudgeError:
         hint = {
-            401: "Check OPENAI_API_KEY or --api-key.",
+            401: "Check OPENAI_API_KEY (or api_key= in Python).",
             403: "The key lacks access to this model or endpoint.",
             404: "Check the model name and --base-url (it usually ends in /v1).",
         }.get(status, "")

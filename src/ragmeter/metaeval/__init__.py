@@ -41,7 +41,10 @@ def run_suite(
 
         close = difflib.get_close_matches(name, SUITES, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"Unknown suite {name!r}.{hint} Suites: {', '.join(SUITES)}.")
+        raise ConfigError(
+            f"Unknown suite {name!r}.{hint} Suites: {', '.join(SUITES)}; the CLI also takes "
+            "'all' (these) and 'lfqa' (bench/meta/lfqa.py of a checkout)."
+        )
     module = importlib.import_module(SUITES[name])
     return module.run(shared_data_dir(data_dir), options or SuiteOptions())
 

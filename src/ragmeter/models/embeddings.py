@@ -367,8 +367,9 @@ class OpenAIEmbedder:
             if api_key is None:
                 if base_url is None:
                     raise ConfigError(
-                        f"Embedder {self.name!r} needs an API key. Set OPENAI_API_KEY or pass "
-                        "--api-key, or point --base-url at a local OpenAI-compatible server."
+                        f"Embedder {self.name!r} needs an API key. Set OPENAI_API_KEY (or pass "
+                        "api_key= in Python), or point --base-url at a local "
+                        "OpenAI-compatible server."
                     )
                 api_key = "not-needed"
             client = openai.OpenAI(

@@ -71,7 +71,12 @@ class MetricComparison:
         if self.improved + self.worsened == 0:
             return f"No sample changed ({self.n_pairs} pairs)."
         worse = self.worsening or 0.0
-        word = "better" if worse < 0 else "worse" if worse > 0 else "unchanged on average"
+        if worse == 0:
+            return (
+                f"B is unchanged on average ({self.improved} improved, {self.worsened} "
+                f"worsened, {self.unchanged} unchanged)."
+            )
+        word = "better" if worse < 0 else "worse"
         ci = ""
         if self.ci_low is not None and self.ci_high is not None:
             clear = self.ci_low > 0 or self.ci_high < 0
