@@ -175,6 +175,23 @@ def test_entity_recall_folds_case_and_punctuation() -> None:
     score = out["context_entity_recall"]
     assert score.value == pytest.approx(3 / 4)
     assert score.details["missing"] == ["Agra"]
+    assert score.reason == "3 of 4 reference entities in the contexts; missing 'Agra'."
+
+
+def test_a_reference_entity_inside_a_longer_context_entity_is_found() -> None:
+    judge = FakeJudge(
+        analyze=Analysis(
+            reference_entities=("100 degrees", "Mary Shelley", "1818"),
+            context_entities=(("100 degrees Celsius", "Shelley"), ("18181",)),
+        )
+    )
+    fam = family("entity_recall", RunContext(Settings(judge=judge)))
+    sample = Sample(reference_answers=("r",), contexts=("c1", "c2"))
+    [out] = asyncio.run(fam.score_batch([sample], ["context_entity_recall"]))
+    score = out["context_entity_recall"]
+    assert score.details["found"] == ["100 degrees"]
+    assert score.details["missing"] == ["Mary Shelley", "1818"]
+    assert score.value == pytest.approx(1 / 3)
 
 
 def test_entity_recall_is_undefined_without_reference_entities() -> None:

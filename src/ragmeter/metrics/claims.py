@@ -329,13 +329,24 @@ class _Store:
     def pooled_reference_in_answer(self) -> tuple[bool, ...]:
         return tuple(x for v in self.reference_in_answer if v is not None for x in v)
 
-    def best_recall(self) -> Score:
-        best: Score | None = None
+    def best_reference_in_answer(self) -> tuple[bool, ...]:
+        """The reference-in-answer flags of the reference with the highest claim recall
+        (the first on ties); empty when no reference has claims."""
+        best: tuple[bool, ...] = ()
+        best_value = -1.0
         for flags in self.reference_in_answer:
-            score = C.claim_recall(flags or ())
-            if score.value is not None and (best is None or score.value > (best.value or 0.0)):
-                best = score
-        return best if best is not None else Score.undefined(C.NO_REFERENCE_CLAIMS)
+            value = C.claim_recall(flags or ()).value
+            if value is not None and value > best_value:
+                best, best_value = flags or (), value
+        return best
+
+    def best_of_note(self, score: Score) -> Score:
+        """``score`` with a note on its reason when the recall is the best of several
+        references."""
+        n = len(self.reference_in_answer)
+        if score.value is None or n < 2:
+            return score
+        return Score(score.value, reason=f"{score.reason} Recall is the best of {n} references.")
 
     def answer_details(self) -> list[dict[str, Any]]:
         rows = []
@@ -386,6 +397,7 @@ def _metric(name: str, s: _Store) -> Score:
         rows = s.answer_support_in_contexts or ()
         score = C.faithfulness_support(rows)
         best = [round(max(r), 4) if r else None for r in rows]
+        score = _verdicts_note(score, s)
         return _with(score, s, answer=True, support=s.support_source, claim_support=best)
     if name == "claim_precision":
         return _with(C.claim_precision(s.answer_correct or ()), s, answer=True)
@@ -393,20 +405,14 @@ def _metric(name: str, s: _Store) -> Score:
         values = s.answer_support_correct or ()
         score = C.claim_precision_support(values)
         claim_support = [round(v, 4) for v in values]
+        score = _verdicts_note(score, s)
         return _with(score, s, answer=True, support=s.support_source, claim_support=claim_support)
     if name == "claim_recall":
-        return _with(s.best_recall(), s, reference=True)
+        score = s.best_of_note(C.claim_recall(s.best_reference_in_answer()))
+        return _with(score, s, reference=True)
     if name == "claim_f1":
-        precision = C.claim_precision(s.answer_correct or ())
-        recall = s.best_recall()
-        if precision.value is None:
-            score = precision
-        elif recall.value is None:
-            score = recall
-        else:
-            total = precision.value + recall.value
-            score = Score(0.0 if total == 0 else 2 * precision.value * recall.value / total)
-        return _with(score, s, answer=True, reference=True)
+        score = C.claim_f1(s.answer_correct or (), s.best_reference_in_answer())
+        return _with(s.best_of_note(score), s, answer=True, reference=True)
     if name == "context_utilization":
         score = C.context_utilization(ref_ctx, s.pooled_reference_in_answer())
         return _with(score, s, reference=True)
@@ -421,6 +427,13 @@ def _metric(name: str, s: _Store) -> Score:
     if name == "context_claim_recall":
         return _with(C.context_claim_recall(ref_ctx), s, reference=True)
     raise ValueError(f"Unknown claim metric {name!r}.")
+
+
+def _verdicts_note(score: Score, s: _Store) -> Score:
+    """Say so when the supports are the judge's 0/1 verdicts rather than graded support."""
+    if score.value is None or s.support_source == "judge support":
+        return score
+    return Score(score.value, reason=f"{score.reason} The judge gave verdicts only (0/1).")
 
 
 def _with(score: Score, s: _Store, *, answer: bool = False, reference: bool = False, **extra: Any):

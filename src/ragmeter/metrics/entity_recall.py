@@ -3,6 +3,11 @@
 ``context_entity_recall`` = |CE ∩ GE| / |GE|, where GE are the entities of the reference
 answers and CE those of the contexts, compared after case and punctuation folding. Entities
 come from the run's judge (an LLM, or the offline NER model of the offline judge).
+
+A reference entity is in CE when a context entity equals it or holds it as whole words: a
+context naming "100 degrees Celsius" mentions the reference's "100 degrees" (entity spans
+differ between texts and extractors; the other way round, "Shelley" in a context does not
+confirm "Mary Shelley").
 """
 
 from __future__ import annotations
@@ -40,6 +45,19 @@ def fold_entity(text: str) -> str:
         if not unicodedata.category(ch).startswith(("P", "S"))
     )
     return re.sub(r"\s+", " ", "".join(kept)).strip()
+
+
+def mentioned(entity: str, context_entities: Iterable[str]) -> bool:
+    """Whether a folded reference entity equals or sits, as whole words, in a folded context
+    entity.
+
+    >>> mentioned("100 degrees", ["100 degrees celsius"])
+    True
+    >>> mentioned("mary shelley", ["shelley"]), mentioned("100 degree", ["100 degrees"])
+    (False, False)
+    """
+    padded = f" {entity} "
+    return any(entity == other or padded in f" {other} " for other in context_entities)
 
 
 def _folded(entities: Iterable[str]) -> dict[str, str]:
@@ -81,19 +99,25 @@ class EntityRecallFamily:
             }
         reference = _folded(analysis.reference_entities)
         contexts = _folded(e for group in analysis.context_entities for e in group)
+        found = [k for k in reference if mentioned(k, contexts)]
         details = {
             **judge_ref(analysis.meta),
             "reference_entities": list(reference.values()),
             "context_entities": list(contexts.values()),
-            "found": [reference[k] for k in reference if k in contexts],
-            "missing": [reference[k] for k in reference if k not in contexts],
+            "found": [reference[k] for k in found],
+            "missing": [reference[k] for k in reference if k not in found],
         }
         if not reference:
             return {
                 name: Score(None, reason="the reference answers name no entity", details=details)
             }
-        hits = sum(1 for key in reference if key in contexts)
-        return {name: Score(hits / len(reference), details=details)}
+        n = len(reference)
+        reason = f"{len(found)} of {n} reference entit{'y' if n == 1 else 'ies'} in the contexts"
+        if details["missing"]:
+            shown = ", ".join(repr(e) for e in details["missing"][:3])
+            more = "" if len(details["missing"]) <= 3 else ", ..."
+            reason += f"; missing {shown}{more}"
+        return {name: Score(len(found) / n, reason + ".", details)}
 
 
 def build(ctx: RunContext) -> EntityRecallFamily:

@@ -21,6 +21,10 @@ The inputs, for one sample with ``n`` answer claims, ``m`` reference claims and 
 A context is *relevant* when it entails at least one reference claim. An answer claim is
 *incorrect* when the reference does not entail it (neutral and contradiction alike).
 
+A defined score's ``reason`` is one short sentence built from the counts the value comes
+from ("3 of 4 answer claims are entailed by a context."); it names contexts by index (0 is the
+first retrieved) or by rank (1 is the first) and never quotes claim text.
+
 Examples
 --------
 >>> noise_sensitivity(
@@ -32,6 +36,8 @@ Examples
 0.5
 >>> faithfulness([[False, False]]).value
 0.0
+>>> faithfulness([[True, False], [False, False]]).reason
+'1 of 2 answer claims is entailed by a context.'
 >>> faithfulness([]).reason
 'the answer has no claims'
 """
@@ -66,16 +72,59 @@ def _check_length(name: str, values: Sequence[bool], n: int, what: str) -> None:
         raise ValueError(f"{name} must have one value per {what} ({n}). Got {len(values)}.")
 
 
+def _plural(n: int, noun: str) -> str:
+    return noun if n == 1 else noun + "s"
+
+
+def _counted(
+    hits: int,
+    total: int,
+    noun: str,
+    rest: str,
+    *,
+    qualifier: str = "",
+    verbs: tuple[str, str] = ("is", "are"),
+) -> str:
+    """``"2 of 3 answer claims are entailed by a context."``: the verb agrees with ``hits``
+    (and is singular for ``0 of 1``)."""
+    verb = verbs[0] if hits == 1 or total == 1 else verbs[1]
+    subject = f"{hits} of {total} {_plural(total, noun)}"
+    if qualifier:
+        subject += f" {qualifier}"
+    return f"{subject} {verb} {rest}."
+
+
+def _numbers(values: Sequence[int], limit: int = 5) -> str:
+    """``"0, 2, 3"``; beyond ``limit`` values, ``"0, 1, 2, 3, 4 and 3 more"``."""
+    shown = ", ".join(str(v) for v in values[:limit])
+    extra = len(values) - limit
+    return f"{shown} and {extra} more" if extra > 0 else shown
+
+
+def _contexts_phrase(indices: Sequence[int], adjective: str) -> str:
+    """``"contexts 0, 2 are relevant"`` / ``"context 1 is relevant"`` /
+    ``"no context is relevant"``."""
+    if not indices:
+        return f"no context is {adjective}"
+    if len(indices) == 1:
+        return f"context {indices[0]} is {adjective}"
+    return f"contexts {_numbers(indices)} are {adjective}"
+
+
 def relevant_contexts(reference_in_contexts: Matrix, n_contexts: int) -> tuple[bool, ...]:
     """Which contexts entail at least one reference claim."""
     _check_rows("reference_in_contexts", reference_in_contexts, n_contexts)
     return tuple(any(row[j] for row in reference_in_contexts) for j in range(n_contexts))
 
 
-def _share(flags: Sequence[bool], empty_reason: str) -> Score:
+def _share(
+    flags: Sequence[bool], empty_reason: str, noun: str, rest: str, *, qualifier: str = ""
+) -> Score:
     if not flags:
         return Score.undefined(empty_reason)
-    return Score(sum(1 for f in flags if f) / len(flags))
+    hits = sum(1 for f in flags if f)
+    reason = _counted(hits, len(flags), noun, rest, qualifier=qualifier)
+    return Score(hits / len(flags), reason=reason)
 
 
 def faithfulness(answer_in_contexts: Matrix) -> Score:
@@ -84,7 +133,12 @@ def faithfulness(answer_in_contexts: Matrix) -> Score:
         return Score.undefined(NO_ANSWER_CLAIMS)
     if _check_rows("answer_in_contexts", answer_in_contexts, None) == 0:
         return Score.undefined(NO_CONTEXTS)
-    return _share([any(row) for row in answer_in_contexts], NO_ANSWER_CLAIMS)
+    return _share(
+        [any(row) for row in answer_in_contexts],
+        NO_ANSWER_CLAIMS,
+        "answer claim",
+        "entailed by a context",
+    )
 
 
 def _check_unit(name: str, values: Sequence[float]) -> None:
@@ -109,7 +163,10 @@ def faithfulness_support(answer_support_in_contexts: Sequence[Sequence[float]]) 
         return Score.undefined(NO_CONTEXTS)
     best = [max(row) for row in answer_support_in_contexts]
     _check_unit("answer_support_in_contexts", best)
-    return Score(sum(best) / len(best))
+    value = sum(best) / len(best)
+    n = len(best)
+    reason = f"Mean support {value:.2f} over {n} {_plural(n, 'answer claim')} (best context each)."
+    return Score(value, reason=reason)
 
 
 def claim_precision_support(answer_support_correct: Sequence[float]) -> Score:
@@ -124,21 +181,35 @@ def claim_precision_support(answer_support_correct: Sequence[float]) -> Score:
     if not answer_support_correct:
         return Score.undefined(NO_ANSWER_CLAIMS)
     _check_unit("answer_support_correct", answer_support_correct)
-    return Score(sum(answer_support_correct) / len(answer_support_correct))
+    n = len(answer_support_correct)
+    value = sum(answer_support_correct) / n
+    reason = (
+        f"Mean support {value:.2f} that the reference entails each of {n} "
+        f"{_plural(n, 'answer claim')}."
+    )
+    return Score(value, reason=reason)
 
 
 def claim_precision(answer_correct: Sequence[bool]) -> Score:
     """Share of answer claims the reference entails."""
-    return _share(answer_correct, NO_ANSWER_CLAIMS)
+    return _share(answer_correct, NO_ANSWER_CLAIMS, "answer claim", "entailed by the reference")
 
 
 def claim_recall(reference_in_answer: Sequence[bool]) -> Score:
     """Share of reference claims the answer entails."""
-    return _share(reference_in_answer, NO_REFERENCE_CLAIMS)
+    return _share(
+        reference_in_answer, NO_REFERENCE_CLAIMS, "reference claim", "found in the answer"
+    )
 
 
 def claim_f1(answer_correct: Sequence[bool], reference_in_answer: Sequence[bool]) -> Score:
-    """Harmonic mean of claim precision and claim recall (0 when both are 0)."""
+    """Harmonic mean of claim precision and claim recall (0 when both are 0).
+
+    Examples
+    --------
+    >>> claim_f1([True, False], [True, True, True, False]).reason
+    'F1 0.60 of claim precision (1 of 2 answer claims) and claim recall (3 of 4 reference claims).'
+    """
     precision = claim_precision(answer_correct)
     recall = claim_recall(reference_in_answer)
     if precision.value is None:
@@ -146,7 +217,14 @@ def claim_f1(answer_correct: Sequence[bool], reference_in_answer: Sequence[bool]
     if recall.value is None:
         return recall
     total = precision.value + recall.value
-    return Score(0.0 if total == 0 else 2 * precision.value * recall.value / total)
+    value = 0.0 if total == 0 else 2 * precision.value * recall.value / total
+    n, m = len(answer_correct), len(reference_in_answer)
+    reason = (
+        f"F1 {value:.2f} of claim precision ({sum(map(bool, answer_correct))} of {n} "
+        f"{_plural(n, 'answer claim')}) and claim recall ({sum(map(bool, reference_in_answer))} "
+        f"of {m} {_plural(m, 'reference claim')})."
+    )
+    return Score(value, reason=reason)
 
 
 def context_claim_recall(reference_in_contexts: Matrix) -> Score:
@@ -155,16 +233,39 @@ def context_claim_recall(reference_in_contexts: Matrix) -> Score:
         return Score.undefined(NO_REFERENCE_CLAIMS)
     if _check_rows("reference_in_contexts", reference_in_contexts, None) == 0:
         return Score.undefined(NO_CONTEXTS)
-    return _share([any(row) for row in reference_in_contexts], NO_REFERENCE_CLAIMS)
+    return _share(
+        [any(row) for row in reference_in_contexts],
+        NO_REFERENCE_CLAIMS,
+        "reference claim",
+        "entailed by a context",
+    )
 
 
 def context_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
-    """Share of contexts that are relevant (entail at least one reference claim)."""
+    """Share of contexts that are relevant (entail at least one reference claim).
+
+    Examples
+    --------
+    >>> context_precision([[True, False, False, False], [False, False, True, False]], 4).reason
+    '2 of 4 contexts entail a reference claim (ranks 1, 3).'
+    """
     if n_contexts == 0:
         return Score.undefined(NO_CONTEXTS)
     if not reference_in_contexts:
         return Score.undefined(NO_REFERENCE_CLAIMS)
-    return _share(relevant_contexts(reference_in_contexts, n_contexts), NO_CONTEXTS)
+    relevant = relevant_contexts(reference_in_contexts, n_contexts)
+    ranks = [j + 1 for j, r in enumerate(relevant) if r]
+    where = ""
+    if ranks:
+        where = f" (rank {ranks[0]})" if len(ranks) == 1 else f" (ranks {_numbers(ranks)})"
+    reason = _counted(
+        len(ranks),
+        n_contexts,
+        "context",
+        "a reference claim" + where,
+        verbs=("entails", "entail"),
+    )
+    return Score(len(ranks) / n_contexts, reason=reason)
 
 
 def context_utilization(
@@ -179,7 +280,13 @@ def context_utilization(
         for row, in_answer in zip(reference_in_contexts, reference_in_answer, strict=True)
         if any(row)
     ]
-    return _share(retrieved, "no reference claim is entailed by any context")
+    return _share(
+        retrieved,
+        "no reference claim is entailed by any context",
+        "reference claim",
+        "stated in the answer",
+        qualifier="found in the contexts",
+    )
 
 
 def _answer_flags(
@@ -204,7 +311,10 @@ def hallucination(answer_correct: Sequence[bool], answer_in_contexts: Matrix) ->
         for ok, row in zip(answer_correct, answer_in_contexts, strict=True)
         if not ok and not any(row)
     )
-    return Score(hits / n)
+    reason = _counted(
+        hits, n, "answer claim", "wrong against the reference and entailed by no context"
+    )
+    return Score(hits / n, reason=reason)
 
 
 def self_knowledge(answer_correct: Sequence[bool], answer_in_contexts: Matrix) -> Score:
@@ -215,7 +325,8 @@ def self_knowledge(answer_correct: Sequence[bool], answer_in_contexts: Matrix) -
     hits = sum(
         1 for ok, row in zip(answer_correct, answer_in_contexts, strict=True) if ok and not any(row)
     )
-    return Score(hits / n)
+    reason = _counted(hits, n, "answer claim", "correct but entailed by no context")
+    return Score(hits / n, reason=reason)
 
 
 def noise_sensitivity(
@@ -250,4 +361,11 @@ def noise_sensitivity(
             hits += from_relevant
         else:
             hits += from_irrelevant and not from_relevant
-    return Score(hits / n)
+    if mode == "relevant":
+        rest = "wrong against the reference yet entailed by a relevant context"
+        which = _contexts_phrase([j for j, r in enumerate(relevant) if r], "relevant")
+    else:
+        rest = "wrong against the reference and entailed only by irrelevant contexts"
+        which = _contexts_phrase([j for j, r in enumerate(relevant) if not r], "irrelevant")
+    reason = _counted(hits, n, "answer claim", f"{rest} ({which})")
+    return Score(hits / n, reason=reason)
