@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import difflib
+import io
+import itertools
 import json
 import re
+import tokenize
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -248,14 +252,7 @@ def _coerce(field: str, raw: Any) -> Any:
         raise _BadValue(f"expected a mapping, got {_kind(raw)}")
     # texts / ids
     if isinstance(raw, str):
-        stripped = raw.strip()
-        if stripped.startswith("["):
-            try:
-                raw = json.loads(stripped)
-            except ValueError:
-                raw = [raw]
-        else:
-            raw = [raw]
+        raw = _list_from_text(raw, kind)
     if not isinstance(raw, list | tuple):
         what = "a list of texts" if kind == "texts" else "a list of ids"
         raise _BadValue(f"expected {what}, got {_kind(raw)}")
@@ -270,3 +267,62 @@ def _coerce(field: str, raw: Any) -> Any:
                 raise _BadValue(f"item {i} must be an id (text or integer), got {_kind(item)}")
             out.append(str(item))
     return tuple(out)
+
+
+def _python_list(text: str) -> list[Any] | None:
+    """A list written as a Python literal (``['a', 'b']``, what ``DataFrame.to_csv`` writes
+    for list columns), or None. Only literals are read (``ast.literal_eval``)."""
+    if not text.endswith("]"):
+        return None
+    try:
+        kinds = [
+            t.type
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER)
+        ]
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, tokenize.TokenError):
+        return None
+    # Python joins adjacent strings ("a" "b" is "ab"): a missing comma, not a list item.
+    if any(a == b == tokenize.STRING for a, b in itertools.pairwise(kinds)):
+        return None
+    return value if isinstance(value, list) else None
+
+
+def _list_from_text(raw: str, kind: str) -> Any:
+    """A list field given as one string: a JSON list when it starts with ``[``, else one item.
+
+    CSV cells are strings, so CSV list fields are written as JSON lists (or as Python list
+    literals, as pandas writes them). A string that starts with ``[`` but is neither (a
+    truncated cell, a missing comma) is an error for the row, never a one-item list: scoring
+    it would score the broken text.
+    """
+    stripped = raw.strip()
+    if not stripped.startswith("["):
+        return [raw]
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as exc:
+        python_list = _python_list(stripped)
+        if python_list is not None:
+            return python_list
+        where = (
+            f"line {exc.lineno}, column {exc.colno}"
+            if exc.lineno > 1
+            else f"character {exc.pos + 1} of {len(stripped)}"
+        )
+        problem = f"{exc.msg.removesuffix(' at')} at {where}"
+        if exc.msg.startswith("Unterminated string"):
+            problem += " (is the value cut off?)"
+        elif stripped[1:].lstrip().startswith("'"):
+            problem += " (JSON needs double quotes; this looks like a Python list)"
+    except RecursionError:
+        problem = "it nests lists too deeply to read"
+    example = '["first text", "second text"]' if kind == "texts" else '["doc1", "doc2"]'
+    raise _BadValue(
+        f"looks like a JSON list (it starts with '[') but does not parse: {problem}; "
+        f"got {_kind(raw)}. Write the whole list as JSON, e.g. {example} (in a CSV cell, "
+        'quote the cell and double the inner quotes: "[""first text""]"); a single value '
+        "that itself starts with '[' must be put in a one-item list, e.g. "
+        '["[1] text"].'
+    )

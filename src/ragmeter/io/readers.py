@@ -2,7 +2,8 @@
 
 Every reader yields ``Row`` objects: the row's position in the input, its data (a mapping),
 and, when the row itself could not be read, the problem (a bad JSON line, say). A bad row never
-stops the stream; an unreadable file raises ``DataError`` before the first row.
+stops the stream; an unreadable file, or one without a single row, raises ``DataError`` before
+the first row.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -56,14 +57,17 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
     Accepts a path (JSONL, JSON list, CSV, Parquet), a pandas DataFrame, a Hugging Face
     ``datasets.Dataset``, a list of dicts, or any iterable of mappings. Columns of
     schema-less sources are the union of the keys of the first ``peek`` rows.
+    Data without a single row (an empty file, a CSV with only its header, an empty list)
+    raises ``DataError``: there is nothing to score, and the missing columns are not the cause.
     """
     if isinstance(data, str | Path):
         return _open_path(Path(data), peek)
     typename = f"{type(data).__module__}.{type(data).__name__}"
+    kind = type(data).__name__
     if typename.startswith("pandas.") and hasattr(data, "to_dict"):
-        return _from_pandas(data)
+        return _nonempty(_from_pandas(data), f"The data has no rows: got an empty {kind}.")
     if typename.startswith("datasets.") and hasattr(data, "column_names"):
-        return _from_hf(data)
+        return _nonempty(_from_hf(data), f"The data has no rows: got an empty {kind}.")
     if isinstance(data, Mapping):
         raise DataError(
             "Got a single mapping. Pass a list of rows (dicts), a file path, a pandas DataFrame "
@@ -75,6 +79,7 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
             peek,
             "data",
             len(data) if hasattr(data, "__len__") else None,
+            empty=lambda: f"The data has no rows: got an empty {kind}.",
         )
     raise DataError(
         f"Cannot read data of type {type(data).__name__}. Pass a path (.jsonl, .json, .csv, "
@@ -82,8 +87,12 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
     )
 
 
-def _peeked(rows: Iterator[Row], peek: int, name: str, total: int | None) -> RowSource:
+def _peeked(
+    rows: Iterator[Row], peek: int, name: str, total: int | None, *, empty: Callable[[], str]
+) -> RowSource:
     head = list(islice(rows, peek))
+    if not head:
+        raise DataError(empty())
     columns: dict[str, None] = {}
     for row in head:
         if isinstance(row.data, Mapping):
@@ -94,6 +103,28 @@ def _peeked(rows: Iterator[Row], peek: int, name: str, total: int | None) -> Row
         yield from rows
 
     return RowSource(chained(), list(columns), total, name)
+
+
+def _nonempty(source: RowSource, message: str) -> RowSource:
+    """``source``, or ``DataError(message)`` when it is known to hold no rows."""
+    if source.total == 0:
+        columns = f" Its columns: {', '.join(source.columns)}." if source.columns else ""
+        raise DataError(f"{message}{columns}")
+    return source
+
+
+def _empty_csv_message(path: Path) -> str:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        header = next(csv.reader(fh), None)
+    if header:
+        return (
+            f"The file {path} has no rows. It has a header line ({', '.join(header)}) but no "
+            "lines under it; add one line per sample."
+        )
+    return (
+        f"The file {path} has no rows. It is empty; a CSV file needs a header line of column "
+        "names, then one line per sample."
+    )
 
 
 def _open_path(path: Path, peek: int) -> RowSource:
@@ -109,12 +140,23 @@ def _open_path(path: Path, peek: int) -> RowSource:
         )
     try:
         if fmt == "jsonl":
-            return _peeked(_jsonl_rows(path), peek, str(path), None)
+            return _peeked(
+                _jsonl_rows(path),
+                peek,
+                str(path),
+                None,
+                empty=lambda: (
+                    f"The file {path} has no rows. It is empty or holds only blank lines; "
+                    "a JSONL file holds one JSON object per sample, one per line."
+                ),
+            )
         if fmt == "json":
             return _json_rows(path)
         if fmt == "csv":
-            return _peeked(_csv_rows(path), peek, str(path), None)
-        return _parquet_rows(path)
+            return _peeked(
+                _csv_rows(path), peek, str(path), None, empty=lambda: _empty_csv_message(path)
+            )
+        return _nonempty(_parquet_rows(path), f"The file {path} has no rows.")
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
 
@@ -151,9 +193,14 @@ def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
 
 
 def _json_rows(path: Path) -> RowSource:
+    raw = path.read_bytes()
+    if not raw.strip():
+        raise DataError(
+            f"The file {path} has no rows. It is empty; a .json file holds a list of objects, "
+            "one per sample."
+        )
     try:
-        with path.open("rb") as fh:
-            data = json.load(fh)
+        data = json.loads(raw)
     except ValueError as exc:
         raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
     if isinstance(data, dict):
@@ -166,13 +213,16 @@ def _json_rows(path: Path) -> RowSource:
             f"{str(path)!r} must hold a JSON list of objects (one per sample). "
             f"Got a JSON {type(data).__name__}. For one object per line use .jsonl."
         )
+    empty = f"The file {path} has no rows. Its JSON list is empty; put one object per sample in it."
+    if not data:
+        raise DataError(empty)
     rows = (
         Row(i, r, f"item {i}")
         if isinstance(r, dict)
         else Row(i, None, f"item {i}", f"item {i} is a JSON {type(r).__name__}, expected an object")
         for i, r in enumerate(data)
     )
-    return _peeked(rows, 200, str(path), len(data))
+    return _peeked(rows, 200, str(path), len(data), empty=lambda: empty)
 
 
 def _csv_cell(value: str | None) -> Any:
