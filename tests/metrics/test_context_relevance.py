@@ -50,6 +50,12 @@ def test_max_and_mean_of_first_k_contexts() -> None:
     assert row["context_relevance_at_1"].value == pytest.approx(0.1)
     assert row["context_relevance_at_3"].value == pytest.approx((0.1 + 0.6 + 0.2) / 3)
     assert row["context_relevance_at_5"].value == pytest.approx((0.1 + 0.6 + 0.2 + 0.3 + 0.05) / 5)
+    assert row["context_relevance"].reason == (
+        "Context 5 of 6 makes the question most likely: geometric-mean token probability 0.900."
+    )
+    assert row["context_relevance_at_3"].reason == (
+        "Mean over the first 3 of 6 contexts (0.100, 0.600, 0.200)."
+    )
 
 
 def test_fewer_than_k_contexts_average_all_of_them() -> None:

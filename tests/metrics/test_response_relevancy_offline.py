@@ -110,6 +110,10 @@ def test_score_is_cosine_times_completeness_in_one_embedding_call() -> None:
     assert missing_time.details["part_credits"] == [0.5, 1.0]
     # off topic: cosine 0.6, and no time either
     assert padded.value == pytest.approx(0.6 * 0.75)
+    assert complete.reason == "Cosine 1.000 of question and answer x completeness 1.000."
+    assert missing_time.reason.endswith(
+        "(the answer does not clearly give the time asked for in 'When was it founded')."
+    )
 
 
 def test_noncommittal_and_hedged_answers_score_zero_offline() -> None:
@@ -137,6 +141,10 @@ def test_an_llm_judge_keeps_ragas_semantics() -> None:
     )
     [score] = _score([Sample(question="Q", answer="a")], _AxisEmbedder(["Q", "same"]), judge)
     assert score.value == pytest.approx((1.0 + 0.6) / 2)
+    assert (
+        score.reason
+        == "Mean cosine 0.800 between the question and 2 questions generated from the answer."
+    )
     assert "method" not in score.details or score.details["method"] != OFFLINE_METHOD
     assert score.details["questions"] == ["same", "ortho"]
 

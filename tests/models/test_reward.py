@@ -123,6 +123,10 @@ def test_family_scores_a_batch_and_leaves_empty_answers_undefined(tmp_path: Path
     )
     assert rows[0]["answer_reward"].value == pytest.approx(expected[0], abs=1e-6)
     assert rows[2]["answer_reward"].value == pytest.approx(expected[1], abs=1e-6)
+    value = rows[0]["answer_reward"].value
+    assert rows[0]["answer_reward"].reason.startswith(
+        f"The reward model rates the answer {value:.3f}"
+    )
     assert rows[1]["answer_reward"].value is None
     assert "answer is empty" in rows[1]["answer_reward"].reason
 

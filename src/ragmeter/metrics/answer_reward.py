@@ -59,7 +59,12 @@ class AnswerRewardFamily:
         out: list[dict[str, Outcome]] = []
         for index in range(len(samples)):
             if index in scored:
-                outcome: Outcome = Score(scored[index], details={"model": self.scorer.name})
+                outcome: Outcome = Score(
+                    scored[index],
+                    f"The reward model rates the answer {scored[index]:.3f} (sigmoid of its "
+                    "logit for the question and answer).",
+                    {"model": self.scorer.name},
+                )
             else:
                 outcome = Score.undefined(reasons[index])
             out.append({name: outcome for name in metrics})

@@ -63,14 +63,25 @@ def _outcomes(
     for name in metrics:
         if name == "context_relevance":
             best = max(range(len(scores)), key=lambda i: scores[i])
+            n = len(scores)
+            reason = (
+                f"Context {best} of {n} makes the question most likely: geometric-mean token "
+                f"probability {scores[best]:.3f}."
+                if n > 1
+                else f"The question's geometric-mean token probability given the context is "
+                f"{scores[0]:.3f}."
+            )
             out[name] = Score(
                 max(scores),
+                reason,
                 details={**about, "context_scores": list(scores), "best_context": best},
             )
         else:
             k = int(name.rsplit("_", 1)[1])
             head = scores[:k]
-            out[name] = Score(sum(head) / len(head))
+            shown = ", ".join(f"{v:.3f}" for v in head)
+            reason = f"Mean over the first {len(head)} of {len(scores)} contexts ({shown})."
+            out[name] = Score(sum(head) / len(head), reason)
     return out
 
 

@@ -169,7 +169,12 @@ class _Pending:
             "cosines": [round(float(c), 6) for c in cosines],
             "embedder": getattr(embedder, "name", type(embedder).__name__),
         }
-        return Score(min(max(mean, 0.0), 1.0), details=details)
+        n = len(cosines)
+        reason = (
+            f"Mean cosine {mean:.3f} between the question and {n} question"
+            f"{'' if n == 1 else 's'} generated from the answer."
+        )
+        return Score(min(max(mean, 0.0), 1.0), reason, details)
 
 
 class _OfflinePending:
@@ -217,7 +222,19 @@ class _OfflinePending:
             "part_credits": [round(c, 6) for c in credits],
             "embedder": getattr(embedder, "name", type(embedder).__name__),
         }
-        return Score(min(max(cosine * completeness, 0.0), 1.0), details=details)
+        missed = [
+            part
+            for part, kind, credit in zip(self.parts, types, credits, strict=True)
+            if kind is not None and credit < 1.0
+        ]
+        reason = f"Cosine {cosine:.3f} of question and answer x completeness {completeness:.3f}"
+        reason += (
+            f" (the answer does not clearly give the {types[self.parts.index(missed[0])]} "
+            f"asked for in {missed[0]!r})."
+            if missed
+            else "."
+        )
+        return Score(min(max(cosine * completeness, 0.0), 1.0), reason, details)
 
 
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|does|do|did|can|will)"
