@@ -307,21 +307,49 @@ def beyond_question(claim: str, question: str) -> str:
     return " ".join(kept).rstrip(".")
 
 
+#: Per premise: the text the claims are checked against, each claim as checked against it,
+#: and whether the premise is an answer read with its question.
+Checks = list[tuple[str, list[str], bool]]
+
+
+def _checks(block: ClaimBlock) -> Checks:
+    """What each claim of ``block`` is checked as against each premise: itself against a
+    context; its words beyond the question against an answer read with its question
+    (``answer_premise``), so the question's words earn no support."""
+    out: Checks = []
+    for premise in block.premises:
+        parts = split_answer_premise(premise)
+        if parts is None:
+            out.append((premise, list(block.claims), False))
+        else:
+            out.append((parts[1], [beyond_question(c, parts[0]) for c in block.claims], True))
+    return out
+
+
+def _restated(block: ClaimBlock, checks: Checks, claims: dict[str, ClaimText]) -> np.ndarray:
+    """:func:`restates_question` from ``checks``, with the claims prepared in ``claims``
+    (filled in as needed)."""
+
+    def content(text: str) -> tuple[str, ...]:
+        if text not in claims:
+            claims[text] = prepare_claim(text)
+        return claims[text].content
+
+    out = np.zeros((len(block.claims), len(block.premises)), dtype=bool)
+    for j, (_, claims_as, answered) in enumerate(checks):
+        if answered:
+            for i, (claim, rest) in enumerate(zip(block.claims, claims_as, strict=True)):
+                out[i, j] = bool(content(claim)) and not content(rest)
+    return out
+
+
 def restates_question(block: ClaimBlock) -> np.ndarray:
     """Claims × premises: True where the premise is an answer read with its question
     (:func:`~ragmeter.judges.base.answer_premise`) and the claim says nothing beyond that
     question (every content word of the claim is one of the question's). Such a premise
     gives the claim no support: the question states no fact, its answer does.
     """
-    out = np.zeros((len(block.claims), len(block.premises)), dtype=bool)
-    for j, premise in enumerate(block.premises):
-        parts = split_answer_premise(premise)
-        if parts is None:
-            continue
-        for i, claim in enumerate(block.claims):
-            rest = beyond_question(claim, parts[0])
-            out[i, j] = bool(content_words(tokens(claim))) and not content_words(tokens(rest))
-    return out
+    return _restated(block, _checks(block), {})
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -489,10 +517,10 @@ class OfflineJudge:
         """Support probabilities and hard-conflict flags, one claims × premises array per block."""
         supports: list[np.ndarray] = []
         conflicts: list[np.ndarray] = []
-        for block, feats in zip(blocks, self.features(blocks), strict=True):
+        for feats, restated in zip(*self._features(blocks), strict=True):
             z = feats[..., self._columns] @ self._weights + self.calibration.bias
             support = _sigmoid(z)
-            support[restates_question(block)] = 0.0
+            support[restated] = 0.0
             supports.append(support)
             conflicts.append(hard_conflicts(feats))
         return supports, conflicts
@@ -505,25 +533,19 @@ class OfflineJudge:
         tokenised once per call, and every sentence that needs an embedding is embedded in
         one batch.
         """
+        return self._features(blocks)[0]
+
+    def _features(self, blocks: Sequence[ClaimBlock]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """:meth:`features`, and :func:`restates_question` of each block from the same
+        prepared claims."""
         claim_cache: dict[str, ClaimText] = {}
         premise_cache: dict[str, PremiseText] = {}
-        # What each claim is checked as against each premise: itself against a context;
-        # its words beyond the question against an answer read with its question
-        # (``answer_premise``), so the question's words earn no support.
-        plans: list[list[tuple[str, list[str]]]] = []
-        for block in blocks:
-            plan = []
-            for p in block.premises:
-                parts = split_answer_premise(p)
-                if parts is None:
-                    plan.append((p, list(block.claims)))
-                else:
-                    plan.append((parts[1], [beyond_question(c, parts[0]) for c in block.claims]))
-            plans.append(plan)
+        plans = [_checks(block) for block in blocks]
+        for block, plan in zip(blocks, plans, strict=True):
             for c in block.claims:
                 if c not in claim_cache:
                     claim_cache[c] = prepare_claim(c)
-            for premise, claims_as in plan:
+            for premise, claims_as, _ in plan:
                 if premise not in premise_cache:
                     premise_cache[premise] = prepare_premise(premise)
                 for c in claims_as:
@@ -533,11 +555,12 @@ class OfflineJudge:
         n_lex = len(LEXICAL_FEATURES)
         n_all = len(ALL_LEXICAL_FEATURES)
         out: list[np.ndarray] = []
+        restated: list[np.ndarray] = []
         for block, plan in zip(blocks, plans, strict=True):
             feats = np.zeros((len(block.claims), len(block.premises), len(ALL_FEATURES)))
             claims = [claim_cache[c] for c in block.claims]
             shared = prepare_block(claims) if self._block_level and claims else None
-            for j, (premise_text, claims_as) in enumerate(plan):
+            for j, (premise_text, claims_as, _) in enumerate(plan):
                 premise = premise_cache[premise_text]
                 idf = shared.idf(premise) if shared is not None else None
                 for i, claim_text in enumerate(claims_as):
@@ -548,7 +571,8 @@ class OfflineJudge:
                     if semantic is not None:
                         feats[i, j, -1] = semantic(claim_text, premise_text)
             out.append(feats)
-        return out
+            restated.append(_restated(block, plan, claim_cache))
+        return out, restated
 
     def _embedder_or_make(self) -> Any:
         if self._embedder is None:
