@@ -230,12 +230,18 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
         )
     summaries = list(result.summary.values())
     if summaries and all(s.count == 0 and s.undefined == 0 and s.failed > 0 for s in summaries):
-        failures = result.failures() or [tuple(f) for f in result.info.get("first_failures", ())]
+        failures = first_failures(result)
         first = (
             f" First: row {failures[0][0]} {failures[0][1]}: {failures[0][2]}" if failures else ""
         )
         return f"Every row failed on every metric; nothing was scored.{first}"
     return None
+
+
+def first_failures(result: Any) -> list[tuple[Any, ...]]:
+    """(row, metric, message) of the run's failures; rows streamed to --out are not kept in
+    memory, so then the first ones the run recorded."""
+    return result.failures() or [tuple(f) for f in result.info.get("first_failures", ())]
 
 
 def check_gates(result: Any, gates: dict[str, float]) -> list[str]:
@@ -306,8 +312,7 @@ def print_summary(result: Any) -> None:
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens{cost}",
             highlight=False,
         )
-    # Rows streamed to --out are not kept in memory; the run records its first failures.
-    failures = result.failures() or [tuple(f) for f in result.info.get("first_failures", ())]
+    failures = first_failures(result)
     total = sum(s.failed for s in result.summary.values())
     if total:
         err_console.print(f"{total} metric failures; first ones:", highlight=False)

@@ -223,17 +223,16 @@ class _OfflinePending:
             "embedder": getattr(embedder, "name", type(embedder).__name__),
         }
         missed = [
-            part
+            (part, kind)
             for part, kind, credit in zip(self.parts, types, credits, strict=True)
             if kind is not None and credit < 1.0
         ]
         reason = f"Cosine {cosine:.3f} of question and answer x completeness {completeness:.3f}"
-        reason += (
-            f" (the answer does not clearly give the {types[self.parts.index(missed[0])]} "
-            f"asked for in {missed[0]!r})."
-            if missed
-            else "."
-        )
+        if missed:
+            part, kind = missed[0]
+            reason += f" (the answer does not clearly give the {kind} asked for in {part!r})."
+        else:
+            reason += "."
         return Score(min(max(cosine * completeness, 0.0), 1.0), reason, details)
 
 
