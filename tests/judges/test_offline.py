@@ -17,6 +17,7 @@ from ragmeter.judges.base import (
     answer_premise,
     split_answer_premise,
 )
+from ragmeter.judges.claim_split import ATOMIC_METHOD
 from ragmeter.judges.offline import (
     ALL_FEATURES,
     LEXICAL_CALIBRATION,
@@ -160,7 +161,7 @@ def test_analyze_splits_answer_and_each_reference() -> None:
         "The Eiffel Tower is 330 metres tall.",
     )
     assert len(analysis.reference_claims) == 2
-    assert analysis.meta["method"] == "offline: claims by sentence/clause splitting"
+    assert analysis.meta["method"] == f"offline: {ATOMIC_METHOD}"
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,11 @@
 Small instruct LLMs that ship on PyPI were measured at chance on entailment, so the offline
 judge is a calibrated verifier instead:
 
-* **analyze** cuts the answer and each reference into claims (sentences, then clauses, with
-  a leading "It/They/He/She" replaced by the previous claim's subject), extracts entities
+* **analyze** cuts the answer and each reference into atomic claims
+  (:mod:`ragmeter.judges.claim_split`: framing and generation artefacts removed, each sentence
+  split by spaCy's dependency parse into coordinated clauses, appositives, participial and
+  relative clauses and list items, a leading "It/They/He/She/This" replaced by the previous
+  subject, hedges dropped; a labelled regular-expression splitter without spaCy), extracts entities
   (spaCy through :mod:`ragmeter.models.entities` when installed, else a labelled regular
   expression fallback), and for ``response_relevancy`` returns the *offline-answer-sentences*
   variant: the answer's leading claims written as questions, and a pattern-based noncommittal
@@ -49,6 +52,8 @@ from ragmeter.judges.base import (
     Verification,
     split_answer_premise,
 )
+from ragmeter.judges.claim_split import ATOMIC_METHOD, REGEX_METHOD, atomic_claims, is_noncommittal
+from ragmeter.judges.offline_nli import NLI_FEATURES, NLI_GATE, fill_nli_features
 from ragmeter.judges.offline_features import (
     ALL_LEXICAL_FEATURES,
     LEXICAL_FEATURES,
@@ -61,7 +66,6 @@ from ragmeter.judges.offline_features import (
     prepare_block,
     prepare_claim,
     prepare_premise,
-    split_claims,
     split_sentences,
     stem,
 )
@@ -114,7 +118,9 @@ class Calibration:
 
 #: Every feature the verifier computes, in the order of :meth:`OfflineJudge.features`' last
 #: axis; a calibration uses a subset of them by name.
-ALL_FEATURES: tuple[str, ...] = (*ALL_LEXICAL_FEATURES, "semantic")
+ALL_FEATURES: tuple[str, ...] = (*ALL_LEXICAL_FEATURES, "semantic", *NLI_FEATURES)
+_SEMANTIC = ALL_FEATURES.index("semantic")
+_NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
 
 _LFQA = "lfqa_verification (Chen et al. 2023), all 600 answers / 3,993 sentences"
 
@@ -146,7 +152,7 @@ LEXICAL_CALIBRATION = Calibration(
     note="fitted by bench/meta/fit_verifier.py",
 )
 SEMANTIC_CALIBRATION = Calibration(
-    features=ALL_FEATURES,
+    features=(*ALL_LEXICAL_FEATURES, "semantic"),
     weights=(
         0.7368,
         0.4352,
@@ -195,36 +201,6 @@ VERSION = "verifier-v2"
 
 
 # ----------------------------------------------------------------------------- analyze helpers
-
-_NONCOMMITTAL_RE = re.compile(
-    r"\b(?:"
-    r"i\s+(?:do\s+not|don'?t|don’t)\s+know|i\s+have\s+no\s+idea|i(?:'|’)?m\s+not\s+sure|"
-    r"i\s+am\s+not\s+sure|(?:can\s*not|can'?t|can’t|unable\s+to|not\s+able\s+to)\s+"
-    r"(?:answer|determine|say|provide|find|tell)|"
-    r"no\s+(?:relevant\s+)?information|not\s+enough\s+information|insufficient\s+information|"
-    r"(?:does|do)\s+not\s+(?:contain|provide|mention)\s+(?:any\s+)?(?:information|details)|"
-    r"not\s+(?:possible|clear)\s+(?:to\s+(?:determine|say|tell)|from\s+the)|"
-    r"there\s+is\s+no\s+way\s+to\s+know|as\s+an\s+ai\b|"
-    # hedges that leave the question open: "... have not been provided", "is unknown"
-    r"(?:has|have)\s+not\s+been\s+(?:provided|given|specified|disclosed|announced)|"
-    r"(?:is|are|remains?)\s+(?:currently\s+|still\s+)?unknown|not\s+well\s+understood"
-    r")",
-    re.IGNORECASE,
-)
-
-
-def is_noncommittal(answer: str) -> bool:
-    """True when the answer evades: "I don't know", "cannot answer", "no information"...
-
-    Examples
-    --------
-    >>> is_noncommittal("I'm sorry, I don't know the answer to that.")
-    True
-    >>> is_noncommittal("Paris is the capital of France.")
-    False
-    """
-    return _NONCOMMITTAL_RE.search(answer) is not None
-
 
 _LEADING_MARKER_RE = re.compile(
     r"^(?:(?:yes|no|so|well|also|additionally|furthermore|moreover|however|finally|overall|"
@@ -402,6 +378,7 @@ class OfflineJudge:
         suffix = "+minilm" if self.semantic else ""
         self.name = f"offline:{VERSION}{suffix}"
         self._entities_method: str | None = None
+        self._claims_method: str | None = None
 
     # -- protocol -----------------------------------------------------------------------
 
@@ -434,11 +411,16 @@ class OfflineJudge:
         answer = request.answer or ""
         meta: dict[str, Any] = {"method": "offline", "judge": self.name, "cached": False}
         answer_claims: tuple[str, ...] = ()
-        if "answer_claims" in wants:
-            answer_claims = tuple(split_claims(answer))
         reference_claims: tuple[tuple[str, ...], ...] = ()
-        if "reference_claims" in wants:
-            reference_claims = tuple(tuple(split_claims(r)) for r in request.references)
+        if wants & {"answer_claims", "reference_claims"}:
+            texts = [answer] if "answer_claims" in wants else []
+            if "reference_claims" in wants:
+                texts += list(request.references)
+            found, meta["claims_method"] = self._claims(texts)
+            if "answer_claims" in wants:
+                answer_claims, found = found[0], found[1:]
+            if "reference_claims" in wants:
+                reference_claims = tuple(found)
         reference_entities: tuple[str, ...] = ()
         context_entities: tuple[tuple[str, ...], ...] = ()
         if "entities" in wants:
@@ -456,7 +438,7 @@ class OfflineJudge:
             meta["questions_method"] = "offline-answer-sentences"
         parts = []
         if wants & {"answer_claims", "reference_claims"}:
-            parts.append("claims by sentence/clause splitting")
+            parts.append(meta["claims_method"])
         if "entities" in wants:
             parts.append(f"entities by {meta['entities_method']}")
         if "questions" in wants:
@@ -471,6 +453,21 @@ class OfflineJudge:
             noncommittal=noncommittal,
             meta=meta,
         )
+
+    def _claims(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
+        """Atomic claims of each text (one parse batch): by spaCy's dependency parse when it
+        is installed, else by the labelled regular-expression fallback."""
+        if self._claims_method != REGEX_METHOD:
+            try:
+                from ragmeter.judges import claim_split
+
+                nlp = claim_split.load_parser()
+            except (ImportError, ModelUnavailableError):
+                self._claims_method = REGEX_METHOD
+            else:
+                self._claims_method = ATOMIC_METHOD
+                return atomic_claims(texts, nlp), ATOMIC_METHOD
+        return atomic_claims(texts, None), REGEX_METHOD
 
     def _extract_entities(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
         """Entities of each text: spaCy when installed, else the labelled regex fallback."""
@@ -569,9 +566,14 @@ class OfflineJudge:
                     if idf is not None:
                         feats[i, j, n_lex:n_all] = block_features(claim, premise, idf)
                     if semantic is not None:
-                        feats[i, j, -1] = semantic(claim_text, premise_text)
+                        feats[i, j, _SEMANTIC] = semantic(claim_text, premise_text)
             out.append(feats)
             restated.append(_restated(block, plan, claim_cache))
+        if self._uses_model:
+            self.model_pairs += fill_nli_features(
+                out, _gated_cells(blocks, out, restated), self._model_or_load(),
+                columns=_NLI_COLUMNS,
+            )
         return out, restated
 
     def _embedder_or_make(self) -> Any:

@@ -10,6 +10,11 @@ With several reference answers, an answer claim is correct when any reference en
 reference claims are pooled for context relevance, context precision, context claim recall
 and context utilization, and ``claim_recall`` (and the recall inside ``claim_f1``) is the best
 over the references.
+
+An answer with no claims leaves the answer-claim metrics undefined; when it only evades or
+refuses (the judge flags it noncommittal, or its text matches
+:func:`~ragmeter.judges.claim_split.is_noncommittal`, the patterns ``response_relevancy``
+uses) the reason says so (``NONCOMMITTAL_ANSWER``) instead of "the answer has no claims".
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want, answer_premise
+from ragmeter.judges.claim_split import is_noncommittal
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.scoring import claims as C
@@ -296,6 +302,9 @@ class ClaimsFamily:
                 else None
             ),
             support_source=support_source,
+            noncommittal=plan.answer_claims
+            and not answer_claims
+            and (analysis.noncommittal is True or is_noncommittal(sample.answer or "")),
         )
         kr = len(contexts) if plan.reference_vs_contexts else 0
         for r, block in enumerate(blocks[1:]):
@@ -320,6 +329,8 @@ class _Store:
     answer_support_in_contexts: tuple[tuple[float, ...], ...] | None = None
     answer_support_correct: tuple[float, ...] | None = None
     support_source: str = "verdicts (0/1)"
+    #: The answer has no claims because it only evades or refuses.
+    noncommittal: bool = False
     reference_in_contexts: list[tuple[tuple[bool, ...], ...] | None] = field(default_factory=list)
     reference_in_answer: list[tuple[bool, ...] | None] = field(default_factory=list)
 
@@ -437,6 +448,8 @@ def _verdicts_note(score: Score, s: _Store) -> Score:
 
 
 def _with(score: Score, s: _Store, *, answer: bool = False, reference: bool = False, **extra: Any):
+    if score.value is None and score.reason == C.NO_ANSWER_CLAIMS and s.noncommittal:
+        score = Score.undefined(C.NONCOMMITTAL_ANSWER)
     details: dict[str, Any] = dict(s.meta)
     if answer:
         details["answer_claims"] = s.answer_details()

@@ -52,6 +52,8 @@ from ragmeter.types import Score
 Matrix = Sequence[Sequence[bool]]
 
 NO_ANSWER_CLAIMS = "the answer has no claims"
+#: Said instead of ``NO_ANSWER_CLAIMS`` when the answer has no claims because it only evades.
+NONCOMMITTAL_ANSWER = "the answer is noncommittal (it evades or refuses): it has no claims"
 NO_REFERENCE_CLAIMS = "the reference answer has no claims"
 NO_CONTEXTS = "no contexts were retrieved"
 
