@@ -132,10 +132,21 @@ def evaluate(
     ] = None,
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
+    from ragmeter.io.paths import check_outputs
     from ragmeter.metrics.base import Settings
+    from ragmeter.result import sidecar_path
     from ragmeter.runner import evaluate as run_evaluate
 
     try:
+        check_outputs(
+            {"the input": data},
+            {
+                "--out": out,
+                "the run record of --out": sidecar_path(out) if out is not None else None,
+                "--report": report,
+                "--cache": None if no_cache else cache,
+            },
+        )
         gates = parse_thresholds(fail_under or [], "--fail-under")
         settings = Settings(
             judge=judge,
@@ -206,10 +217,12 @@ def evaluate(
 
 def _report_from(out: Path | None, result: Any, report: Path) -> None:
     """HTML report of a Ray run: from --out when rows were streamed there."""
+    from ragmeter.io.paths import make_parent
     from ragmeter.report.html import write_report
     from ragmeter.report.load import Run, load_run
 
     run = load_run(out) if out is not None else Run.from_parts(result.rows, result.info)
+    make_parent(report)
     write_report(run, report)
 
 

@@ -25,10 +25,11 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, ModelUnavailableError
 from ragmeter.io.columns import ColumnMap, to_sample
+from ragmeter.io.paths import check_outputs, make_parent
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
-from ragmeter.result import RunResult, json_record, spec_record, write_sidecar
+from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.scoring.statistics import Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
@@ -122,6 +123,15 @@ async def aevaluate(
     _check_settings(settings)
     if resume and out is None:
         raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+    check_outputs(
+        {"data": data},
+        {
+            "out": out,
+            "the run record of out": sidecar_path(out) if out is not None else None,
+            "report": report,
+            "cache_path": settings.cache_path if settings.use_cache else None,
+        },
+    )
     cmap = ColumnMap.from_any(column_map)
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source)
@@ -149,6 +159,7 @@ async def aevaluate(
             run = Run.from_parts([r.to_json() for r in result.rows], result.info)
         else:
             run = load_run(out)  # rows were streamed to ``out``, not kept
+        make_parent(report)
         write_report(run, report)
     return result
 

@@ -1,0 +1,86 @@
+"""Where a run writes, checked before any work: no output may be an input or another output.
+
+A results file written over its own input, or an HTML report written over the results, loses
+data that cannot be recomputed without paying for every judge call again. ``check_outputs``
+compares paths as the file system sees them (``..``, symlinks and hard links resolved), refuses
+an output that is a folder, and one whose folder cannot be made because a file is in the way
+or the nearest existing folder is not writable. Missing folders are made by ``make_parent``
+when the output is written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import ConfigError
+
+__all__ = ["check_outputs", "make_parent"]
+
+
+def _as_path(value: Any) -> Path | None:
+    return Path(value) if isinstance(value, str | os.PathLike) else None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_writable(label: str, path: Path) -> None:
+    if path.is_dir():
+        raise ConfigError(
+            f"{label} {str(path)!r} is a folder; give a file path, e.g. "
+            f"{str(path / 'results.jsonl')!r}."
+        )
+    parent = path.parent
+    while not parent.exists():
+        if parent.is_symlink():  # a dangling link
+            raise ConfigError(
+                f"{label} {str(path)!r}: its folder {str(parent)!r} is a broken link."
+            )
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{label} {str(path)!r} cannot be written: {str(parent)!r} is a file, not a folder."
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"{label} {str(path)!r} cannot be written: the folder {str(parent)!r} is not "
+            "writable. Choose another path."
+        )
+
+
+def check_outputs(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None:
+    """Raise ``ConfigError`` when an output is an input, two outputs are one file, an output
+    is a folder or its folder cannot be made. Labels name the option, e.g. ``"--out"``;
+    values that are not paths (a DataFrame, None) are left out."""
+    ins = [(label, p) for label, value in inputs.items() if (p := _as_path(value)) is not None]
+    outs = [(label, p) for label, value in outputs.items() if (p := _as_path(value)) is not None]
+    for label, path in outs:
+        for in_label, in_path in ins:
+            if _same_file(path, in_path):
+                raise ConfigError(
+                    f"{label} {str(path)!r} is the input ({in_label} {str(in_path)!r}); writing "
+                    "there would destroy the data. Give another path for the output."
+                )
+    for i, (label, path) in enumerate(outs):
+        for other_label, other in outs[i + 1 :]:
+            if _same_file(path, other):
+                raise ConfigError(
+                    f"{label} and {other_label} are the same file ({str(path)!r}); one would "
+                    "overwrite the other. Give each its own path."
+                )
+    for label, path in outs:
+        _check_writable(label, path)
+
+
+def make_parent(path: str | os.PathLike[str]) -> None:
+    """Make the folders an output needs (``check_outputs`` has said they can be made)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
