@@ -1,6 +1,7 @@
 """Command line: parse, call the API, print. The one place errors are worded for humans.
 
-Exit codes: 0 success, 1 a quality gate failed (--fail-under), 2 bad input or options.
+Exit codes: 0 success, 1 a quality gate failed (--fail-under) and nothing else, 2 bad input or
+options, or any other error (always with a line starting "Error:").
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter.errors import ConfigError, RagmeterError
+
+log = logging.getLogger("ragmeter")
 
 app = typer.Typer(
     name="ragmeter",
@@ -378,6 +381,22 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("Interrupted.")
         sys.exit(130)
+    except Exception as exc:  # a bug, or trouble no check foresaw: never the gate code 1
+        log.debug("Unexpected error", exc_info=True)
+        err_console.print(
+            f"[bold red]Error:[/] {escape(_unexpected(exc))}",
+            highlight=False,
+        )
+        sys.exit(EXIT_USAGE)
+
+
+def _unexpected(exc: BaseException) -> str:
+    """An unexpected error, worded for the terminal (no traceback; RAGMETER_LOG shows it)."""
+    detail = str(exc) or "(no message)"
+    return (
+        f"{type(exc).__name__}: {detail}. This is unexpected; set RAGMETER_LOG=DEBUG to see "
+        "where it happened, and please report it."
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import islice
@@ -18,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError
+
+#: Containers nested deeper than this in one row make that row a failure: Python's JSON reader
+#: and writer recurse, so a line nested ~1,000 deep would otherwise stop the whole run.
+MAX_DEPTH = 100
 
 SUFFIXES = {
     ".jsonl": "jsonl",
@@ -75,7 +80,7 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
         )
     if isinstance(data, Iterable):
         return _peeked(
-            (Row(i, r, f"row {i}") for i, r in enumerate(data)),
+            (_shallow_row(i, r, f"row {i}") for i, r in enumerate(data)),
             peek,
             "data",
             len(data) if hasattr(data, "__len__") else None,
@@ -182,8 +187,10 @@ def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
         return Row(index, None, where, f"{where} of {name} is not UTF-8 text: {exc}")
     except ValueError as exc:
         return Row(index, None, where, f"{where} of {name} is not valid JSON: {exc}")
+    except RecursionError:
+        return Row(index, None, where, f"{where} of {name} {_TOO_DEEP}")
     if isinstance(data, dict):
-        return Row(index, data, where)
+        return _shallow_row(index, data, where, f"{where} of {name}")
     return Row(
         index,
         None,
@@ -203,6 +210,8 @@ def _json_rows(path: Path) -> RowSource:
         data = json.loads(raw)
     except ValueError as exc:
         raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
+    except RecursionError:
+        data = _json_list_items(path, raw)
     if isinstance(data, dict):
         for key in ("data", "rows", "samples", "records"):
             if isinstance(data.get(key), list):
@@ -216,13 +225,97 @@ def _json_rows(path: Path) -> RowSource:
     empty = f"The file {path} has no rows. Its JSON list is empty; put one object per sample in it."
     if not data:
         raise DataError(empty)
-    rows = (
-        Row(i, r, f"item {i}")
-        if isinstance(r, dict)
-        else Row(i, None, f"item {i}", f"item {i} is a JSON {type(r).__name__}, expected an object")
-        for i, r in enumerate(data)
-    )
+    rows = (_json_item(i, r, path.name) for i, r in enumerate(data))
     return _peeked(rows, 200, str(path), len(data), empty=lambda: empty)
+
+
+_TOO_DEEP = f"is nested deeper than {MAX_DEPTH} levels of lists and objects; flatten it"
+#: An item of a .json list too deep to parse.
+_DEEP_ITEM = object()
+#: A string or a bracket of JSON text, for skipping a value too deep to parse.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` nests mappings, lists or tuples more than ``limit`` levels deep."""
+    stack = [(value, 1)]
+    while stack:
+        obj, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in obj.values() if isinstance(obj, Mapping) else obj:
+            if isinstance(child, Mapping | list | tuple):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _shallow_row(index: int, data: Any, where: str, what: str | None = None) -> Row:
+    """``Row(index, data, where)``, or a failed row when ``data`` nests too deep to handle."""
+    if isinstance(data, Mapping | list | tuple) and _too_deep(data):
+        return Row(index, None, where, f"{what or where} {_TOO_DEEP}")
+    return Row(index, data, where)
+
+
+def _json_list_items(path: Path, raw: bytes) -> list[Any]:
+    """The items of a JSON list one by one, an item too deep to parse as ``_DEEP_ITEM``.
+
+    Used only when parsing the whole file hit the recursion limit.
+    """
+    text = raw.decode(json.detect_encoding(raw)).lstrip("\ufeff")
+    decoder = json.JSONDecoder()
+    items: list[Any] = []
+
+    def skip_space(i: int) -> int:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    i = skip_space(0)
+    if not text.startswith("[", i):
+        raise DataError(
+            f"{str(path)!r} nests JSON deeper than Python can read. Give the samples as a "
+            "JSON list of objects, or as JSONL (one object per line)."
+        )
+    i = skip_space(i + 1)
+    while i < len(text) and text[i] != "]":
+        try:
+            item, i = decoder.raw_decode(text, i)
+        except ValueError as exc:
+            raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
+        except RecursionError:
+            item, i = _DEEP_ITEM, _skip_value(path, text, i)
+        items.append(item)
+        i = skip_space(i)
+        if text.startswith(",", i):
+            i = skip_space(i + 1)
+        elif not text.startswith("]", i):
+            raise DataError(f"{str(path)!r} is not valid JSON: expected ',' or ']' at char {i}.")
+    return items
+
+
+def _skip_value(path: Path, text: str, start: int) -> int:
+    """The end of the array or object that starts at ``start``."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text, start):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    raise DataError(f"{str(path)!r} is not valid JSON: an array or object is never closed.")
+
+
+def _json_item(index: int, item: Any, name: str) -> Row:
+    where = f"item {index}"
+    if item is _DEEP_ITEM:
+        return Row(index, None, where, f"{where} of {name} {_TOO_DEEP}")
+    if not isinstance(item, dict):
+        return Row(
+            index, None, where, f"{where} is a JSON {type(item).__name__}, expected an object"
+        )
+    return _shallow_row(index, item, where, f"{where} of {name}")
 
 
 def _csv_cell(value: str | None) -> Any:
@@ -249,7 +342,12 @@ def _csv_rows(path: Path) -> Iterator[Row]:
                         index, None, where, f"{where} of {path.name} has more cells than the header"
                     )
                     continue
-                yield Row(index, {k: _csv_cell(v) for k, v in record.items()}, where)
+                try:
+                    data = {k: _csv_cell(v) for k, v in record.items()}
+                except RecursionError:
+                    yield Row(index, None, where, f"{where} of {path.name} {_TOO_DEEP}")
+                    continue
+                yield _shallow_row(index, data, where, f"{where} of {path.name}")
         except UnicodeDecodeError as exc:
             # Decoding runs ahead by blocks, so the line is only known roughly: name the byte.
             where = f"after line {reader.line_num}" if reader.line_num else "near the start"
@@ -295,7 +393,8 @@ def _from_pandas(df: Any) -> RowSource:
 
     def rows() -> Iterator[Row]:
         for i, record in enumerate(df.itertuples(index=False, name=None)):
-            yield Row(i, {c: _clean(v) for c, v in zip(columns, record, strict=True)}, f"row {i}")
+            data = {c: _clean(v) for c, v in zip(columns, record, strict=True)}
+            yield _shallow_row(i, data, f"row {i}")
 
     return RowSource(rows(), columns, len(df), "DataFrame")
 
@@ -305,6 +404,6 @@ def _from_hf(ds: Any) -> RowSource:
 
     def rows() -> Iterator[Row]:
         for i, record in enumerate(ds):
-            yield Row(i, record, f"row {i}")
+            yield _shallow_row(i, record, f"row {i}")
 
     return RowSource(rows(), columns, len(ds), "Dataset")
