@@ -1,6 +1,7 @@
 """When to retry a judge request and how long to wait: pure functions, no I/O.
 
-- 429: wait what ``Retry-After`` says (capped), else back off.
+- 429: wait what ``Retry-After`` says, clamped into ``[min_retry_after, max_retry_after]``; a
+  value that is not a number of seconds >= 0 (NaN, negative, garbage) is ignored: back off.
 - 408, 5xx, timeouts and dropped connections: exponential backoff with jitter.
 - Any other 4xx: fail at once (retrying a bad request or a bad key only wastes money).
 - At most ``max_retries`` retries per request.
@@ -8,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,10 +28,18 @@ class RetryPolicy:
     base_delay: float = 0.5
     max_delay: float = 30.0
     max_retry_after: float = 120.0
+    #: A server that says "retry now" (``Retry-After: 0``) still gets this pause.
+    min_retry_after: float = 0.05
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0. Got {self.max_retries}.")
+        if not 0 <= self.min_retry_after <= self.max_retry_after:
+            raise ValueError(
+                "Retry-After bounds must satisfy 0 <= min_retry_after <= max_retry_after. "
+                f"Got min_retry_after={self.min_retry_after}, "
+                f"max_retry_after={self.max_retry_after}."
+            )
         if self.base_delay < 0 or self.max_delay < self.base_delay:
             raise ValueError(
                 "Backoff delays must satisfy 0 <= base_delay <= max_delay. "
@@ -61,31 +71,50 @@ class RetryPolicy:
         """Seconds to wait before the next attempt, or None to give up now."""
         if not self.retryable(kind, status) or retries_done >= self.max_retries:
             return None
-        if status == 429 and retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
+        if status == 429 and retry_after is not None and retry_after >= 0:  # False for NaN
+            return min(max(retry_after, self.min_retry_after), self.max_retry_after)
         return self.backoff(retries_done + 1, rng)
 
 
 def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date).
+
+    None when absent or not a number of seconds >= 0 (NaN, negative): a server cannot make
+    ragmeter retry at once. A date in the past means now (0); ``inf`` stays (capped later).
+    """
     lowered = {k.lower(): v for k, v in headers.items()}
     raw_ms = lowered.get("retry-after-ms")
     if raw_ms is not None:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
+        seconds = _seconds(raw_ms, scale=1000.0)
+        if seconds is not None:
+            return seconds
     raw = lowered.get("retry-after")
     if raw is None:
         return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
+    seconds = _seconds(raw)
+    if seconds is not None or _is_number(raw):
+        return seconds
     try:
         when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - (now or datetime.now(UTC))).total_seconds(), 0.0)
+
+
+def _is_number(raw: str) -> bool:
+    try:
+        float(raw)
+    except ValueError:
+        return False
+    return True
+
+
+def _seconds(raw: str, *, scale: float = 1.0) -> float | None:
+    """``raw`` as seconds >= 0, else None (not a number, NaN or negative)."""
+    try:
+        value = float(raw) / scale
+    except ValueError:
+        return None
+    return value if value >= 0 and not math.isnan(value) else None
