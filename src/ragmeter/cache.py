@@ -2,8 +2,9 @@
 
 The key is a sha256 over everything that can change a reply: model, endpoint, prompt id and
 content hash, the rendered messages, the sampling parameters and the output schema. API keys
-never enter the key or the file. Only replies that passed validation are stored, one commit
-each, so a run killed part way keeps every reply it had received.
+never enter the key or the file, which is created readable by its owner only (0600, in a
+0700 folder when ragmeter makes the folder). Only replies that passed validation are stored,
+one commit each, so a run killed part way keeps every reply it had received.
 
 The file uses SQLite's WAL journal with a busy timeout, so several processes may share it. A
 file that is not a readable SQLite database, or that stays locked, is bypassed with a warning:
@@ -75,6 +76,18 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def _private_file(path: Path) -> None:
+    """Create ``path`` readable by its owner only (0600) in a folder of its own (0700), unless
+    they exist. SQLite gives its -wal and -shm files the database file's mode."""
+    folder = path.parent
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):  # another run made it meanwhile
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def _checksum(reply: str) -> str:
     return hashlib.sha256(reply.encode("utf-8")).hexdigest()
 
@@ -89,7 +102,7 @@ class JudgeCache:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _private_file(self.path)
             conn = sqlite3.connect(self.path, timeout=timeout, check_same_thread=False)
             conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
