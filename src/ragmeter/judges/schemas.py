@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Want
 from ragmeter.prompts import Prompt
@@ -37,6 +37,9 @@ class ReplyInvalid(ValueError):
 
 
 class _Strict(BaseModel):
+    """A reply object: every field without a default is required (no field may be left out
+    and read as empty); the fields of ``AnalyzeReply`` are checked against what was asked."""
+
     model_config = ConfigDict(extra="ignore")
 
 
@@ -61,7 +64,7 @@ class AnalyzeReply(_Strict):
 
 class _Verdict(_Strict):
     claim: int
-    entailed_by: list[int] = Field(default_factory=list)
+    entailed_by: list[int]  # required: a verdict without it is invalid, not "entailed by none"
 
 
 class VerifyReply(_Strict):
