@@ -37,7 +37,9 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]Error:[/] {escape(message)}", highlight=False)
+    from ragmeter.redact import redact
+
+    err_console.print(f"[bold red]Error:[/] {escape(redact(message))}", highlight=False)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -284,6 +286,8 @@ def _fmt(value: float | None) -> str:
 
 
 def print_summary(result: Any) -> None:
+    from ragmeter.redact import redact
+
     table = Table(title=f"ragmeter: {result.info.get('n_rows', 0)} rows")
     width = max((len(name) for name in result.summary), default=6)
     table.add_column("metric", no_wrap=True, min_width=width)
@@ -333,7 +337,9 @@ def print_summary(result: Any) -> None:
     if total:
         err_console.print(f"{total} metric failures; first ones:", highlight=False)
         for index, metric, message in failures[:5]:
-            err_console.print(f"  row {index} {metric}: {message}", highlight=False, markup=False)
+            err_console.print(
+                f"  row {index} {metric}: {redact(message)}", highlight=False, markup=False
+            )
 
 
 @app.command("metrics")
@@ -373,10 +379,12 @@ def main() -> None:
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )
+    from ragmeter.redact import redact
+
     try:
         app()
     except RagmeterError as exc:  # raised from a command without its own handler
-        err_console.print(f"[bold red]Error:[/] {escape(str(exc))}", highlight=False)
+        err_console.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", highlight=False)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         err_console.print("Interrupted.")
@@ -384,7 +392,7 @@ def main() -> None:
     except Exception as exc:  # a bug, or trouble no check foresaw: never the gate code 1
         log.debug("Unexpected error", exc_info=True)
         err_console.print(
-            f"[bold red]Error:[/] {escape(_unexpected(exc))}",
+            f"[bold red]Error:[/] {escape(redact(_unexpected(exc)))}",
             highlight=False,
         )
         sys.exit(EXIT_USAGE)

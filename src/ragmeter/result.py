@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.redact import redact_value
 from ragmeter.scoring.statistics import Summary
 from ragmeter.types import MetricSpec, RowResult, Usage
 
@@ -146,6 +147,7 @@ def _finite(value: Any) -> Any:
 def write_sidecar(results_path: str | Path, info: dict[str, Any]) -> Path:
     path = sidecar_path(results_path)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(info, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    record = redact_value(info)
+    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     tmp.replace(path)
     return path

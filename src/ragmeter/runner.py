@@ -29,6 +29,7 @@ from ragmeter.io.paths import check_outputs, make_parent
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
+from ragmeter.redact import known_secrets, redact_url, redact_value
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.scoring.statistics import Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
@@ -371,6 +372,8 @@ class BatchScorer:
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
                 for name in names:
                     results[pos].record(name, outcome_map[name])
+        for result in results:
+            _redact_row(result)
         return results
 
     async def _score_group(
@@ -549,6 +552,7 @@ def make_result(
         "usage": usage.as_dict(),
         "summary": {name: s.as_dict() for name, s in summary.items()},
     }
+    info = redact_value(info)
     return RunResult(rows=rows, summary=summary, usage=usage, info=info, specs=specs)
 
 
@@ -563,6 +567,8 @@ def public_settings(settings: Settings) -> dict[str, Any]:
             continue
         if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
             value = getattr(value, "name", type(value).__name__)
+        if key == "base_url" and isinstance(value, str):
+            value = redact_url(value)
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
 
@@ -582,6 +588,15 @@ def _field_failure(
                 field=fld,
             )
     return None
+
+
+def _redact_row(row: RowResult) -> None:
+    """Credentials out of what a judge or a failure put in a row: a server may echo a key."""
+    secrets = known_secrets()
+    row.failures = redact_value(row.failures, secrets=secrets)
+    row.reasons = redact_value(row.reasons, secrets=secrets)
+    if secrets:
+        row.details = redact_value(row.details, secrets=secrets)
 
 
 def _aligned(outcomes: Sequence[Mapping[str, Any]], n: int) -> Sequence[Mapping[str, Any]]:

@@ -26,7 +26,7 @@ import random
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
@@ -34,6 +34,7 @@ from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.prompts import Prompt, load_prompt
+from ragmeter.redact import redact, redact_url, register_secret, url_secrets
 from ragmeter.types import Usage
 
 __all__ = ["OpenAIJudge"]
@@ -48,9 +49,9 @@ _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 
 def _redact(text: str, secret: str | None) -> str:
-    if secret:
-        text = text.replace(secret, "***")
-    return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", text)
+    """``text`` without URL credentials, any 8+ character run of a known key or ``secret``,
+    or anything shaped like an OpenAI key."""
+    return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", redact(text, [secret]))
 
 
 class OpenAIJudge:
@@ -85,7 +86,10 @@ class OpenAIJudge:
         self.model = model
         self.name = f"openai:{model}"
         self.endpoint = (base_url or DEFAULT_ENDPOINT).rstrip("/")
+        #: The endpoint as written to records and messages: no password, no key in its query.
+        self.public_endpoint = redact_url(self.endpoint)
         self._api_key = api_key
+        register_secret(api_key, *url_secrets(self.endpoint))
         self.usage = usage if usage is not None else Usage()
         self.cache = cache
         self.max_concurrency = max_concurrency
@@ -119,9 +123,13 @@ class OpenAIJudge:
                 raise JudgeError(self._missing_key_message())
             self._loop = loop
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
+            # The SDK appends paths to the base URL as text, so a query string in it (Azure's
+            # ?api-version=..., a key parameter) goes on every request as a default query.
+            base, _, query = self.endpoint.partition("?")
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "no-key-needed-for-local-endpoints",
-                base_url=self.endpoint,
+                base_url=base,
+                default_query=dict(parse_qsl(query, keep_blank_values=True)) or None,
                 timeout=self.timeout,
                 max_retries=0,
             )
@@ -129,8 +137,9 @@ class OpenAIJudge:
 
     def _missing_key_message(self) -> str:
         return (
-            f"No API key for the judge {self.name} at {self.endpoint}. Set OPENAI_API_KEY (or "
-            "pass api_key= in Python), or point --base-url at a local OpenAI-compatible server."
+            f"No API key for the judge {self.name} at {self.public_endpoint}. Set OPENAI_API_KEY "
+            "(or pass api_key= in Python), or point --base-url at a local OpenAI-compatible "
+            "server."
         )
 
     def _record_tokens(self, response: Any) -> None:
@@ -163,7 +172,7 @@ class OpenAIJudge:
             404: "Check the model name and --base-url (it usually ends in /v1).",
         }.get(status, "")
         text = (
-            f"The judge endpoint {self.endpoint} answered HTTP {status} for model "
+            f"The judge endpoint {self.public_endpoint} answered HTTP {status} for model "
             f"{self.model!r}: {message}. {hint}"
         ).strip()
         return JudgeError(_redact(text, self._api_key))
@@ -224,8 +233,8 @@ class OpenAIJudge:
                     raise self._http_error(status, problem)
                 raise JudgeError(
                     _redact(
-                        f"The judge endpoint {self.endpoint} failed after {retries} retries: "
-                        f"{problem}. Check that the server is up, or raise --timeout.",
+                        f"The judge endpoint {self.public_endpoint} failed after {retries} "
+                        f"retries: {problem}. Check that the server is up, or raise --timeout.",
                         self._api_key,
                     )
                 )
@@ -328,7 +337,7 @@ class OpenAIJudge:
             "name": self.name,
             "kind": "openai-compatible",
             "model": self.model,
-            "endpoint": self.endpoint,
+            "endpoint": self.public_endpoint,
             "response_format": self._mode,
             "params": dict(self.params),
             "max_concurrency": self.max_concurrency,
@@ -354,15 +363,16 @@ class OpenAIJudge:
             # Some compatible servers have no /models route; the first request will tell.
             log.info(
                 "Judge preflight: %s has no usable /models (HTTP %s).",
-                self.endpoint,
+                self.public_endpoint,
                 exc.status_code,
             )
             return
         except openai.APIConnectionError as exc:
             raise JudgeError(
                 _redact(
-                    f"Cannot reach the judge endpoint {self.endpoint} ({exc.__cause__ or exc}). "
-                    "Start the server, or fix --base-url / OPENAI_BASE_URL.",
+                    f"Cannot reach the judge endpoint {self.public_endpoint} "
+                    f"({exc.__cause__ or exc}). Start the server, or fix --base-url / "
+                    "OPENAI_BASE_URL.",
                     self._api_key,
                 )
             ) from None
@@ -371,7 +381,7 @@ class OpenAIJudge:
             log.warning(
                 "Judge model %r is not listed by %s (it lists %s).",
                 self.model,
-                self.endpoint,
+                self.public_endpoint,
                 ", ".join(models[:10]),
             )
 

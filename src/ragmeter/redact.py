@@ -1,0 +1,163 @@
+"""Credentials never leave the process: not in results, run records, failure reasons or stderr.
+
+Two rules, applied to any text about to be written or printed:
+
+- In a URL, the password of ``user:password@`` and the value of a query parameter named like a
+  credential (``api-key``, ``key``, ``token``, ``sig``, ...) become ``***``.
+- Any run of 8 or more characters of a known secret becomes ``***``, so a server that echoes a
+  part of a key ("Incorrect API key provided: sk-abc...1234") does not get it into results.
+
+Known secrets are ``OPENAI_API_KEY``, the credentials in ``OPENAI_BASE_URL``, and whatever was
+passed to :func:`register_secret` (the judge registers its key and its base URL's credentials).
+With no known secret and no URL in a text, ``redact`` returns it unchanged at the cost of a
+substring test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+__all__ = ["MIN_SECRET_PART", "redact", "redact_url", "redact_value", "register_secret"]
+
+#: The shortest run of a secret's characters that is redacted wherever it appears.
+MIN_SECRET_PART = 8
+#: Secrets shorter than this are only redacted inside URLs (a 3-letter password would
+#: otherwise blank out every word that contains it).
+_MIN_SECRET = 4
+MASK = "***"
+
+_CREDENTIAL_PARAM = re.compile(
+    r"(?i)^(api[-_]?key|key|token|access[-_]?token|auth|authorization|secret|client[-_]?secret"
+    r"|password|passwd|pwd|sig|signature|x-api-key|subscription[-_]?key)$"
+)
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+
+_registered: set[str] = set()
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials a URL carries: its password and credential-like query values."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return []
+    found = [password] if password else []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_credential(k)]
+    return [s for s in found if s]
+
+
+def _is_credential(name: str) -> bool:
+    return bool(_CREDENTIAL_PARAM.match(name.strip()))
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password and credential query values replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    netloc = parts.netloc
+    if password is not None:
+        userinfo, _, host = netloc.rpartition("@")
+        user = userinfo.split(":", 1)[0]
+        netloc = f"{user}:{MASK}@{host}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(_is_credential(k) for k, _ in pairs):
+            query = urlencode([(k, MASK if _is_credential(k) else v) for k, v in pairs], safe="*")
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def register_secret(*values: str | None) -> None:
+    """Make ``values`` (keys, passwords) known secrets for the rest of the process."""
+    for value in values:
+        if value and len(value) >= _MIN_SECRET:
+            _registered.add(value)
+
+
+def known_secrets() -> frozenset[str]:
+    env = _env_secrets(os.environ.get("OPENAI_API_KEY"), os.environ.get("OPENAI_BASE_URL"))
+    return env | frozenset(_registered) if _registered else env
+
+
+@lru_cache(maxsize=8)
+def _env_secrets(key: str | None, base_url: str | None) -> frozenset[str]:
+    return frozenset(s for s in (key, *url_secrets(base_url)) if s and len(s) >= _MIN_SECRET)
+
+
+@lru_cache(maxsize=32)
+def _windows(secrets: frozenset[str]) -> tuple[str, ...]:
+    """The substrings whose every occurrence is masked: each secret's 8-character runs (a
+    shorter secret whole)."""
+    out: set[str] = set()
+    for secret in secrets:
+        if len(secret) <= MIN_SECRET_PART:
+            out.add(secret)
+        else:
+            out.update(
+                secret[i : i + MIN_SECRET_PART] for i in range(len(secret) - MIN_SECRET_PART + 1)
+            )
+    return tuple(sorted(out))
+
+
+def redact(
+    text: str, extra: Iterable[str | None] = (), *, secrets: frozenset[str] | None = None
+) -> str:
+    """``text`` without URL credentials or any 8+ character run of a known secret (``extra``
+    adds secrets for this call; ``secrets`` replaces :func:`known_secrets`)."""
+    if "://" in text:
+        text = _URL.sub(lambda m: redact_url(m.group()), text)
+    if secrets is None:
+        secrets = known_secrets()
+    more = {s for s in extra if s and len(s) >= _MIN_SECRET}
+    if more:
+        secrets = secrets | more
+    if not secrets:
+        return text
+    windows = [w for w in _windows(secrets) if w in text]
+    if not windows:
+        return text
+    masked = bytearray(len(text))
+    for window in windows:
+        start = text.find(window)
+        while start != -1:
+            masked[start : start + len(window)] = b"\x01" * len(window)
+            start = text.find(window, start + 1)
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if masked[i]:
+            while i < len(text) and masked[i]:
+                i += 1
+            out.append(MASK)
+        else:
+            j = masked.find(1, i)
+            j = len(text) if j == -1 else j
+            out.append(text[i:j])
+            i = j
+    return "".join(out)
+
+
+def redact_value(value: Any, *, secrets: frozenset[str] | None = None) -> Any:
+    """``value`` with :func:`redact` applied to every string in it (dicts, lists, tuples)."""
+    if secrets is None:
+        secrets = known_secrets()
+    if isinstance(value, str):
+        return redact(value, secrets=secrets)
+    if isinstance(value, dict):
+        return {k: redact_value(v, secrets=secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v, secrets=secrets) for v in value]
+    return value
