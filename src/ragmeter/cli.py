@@ -168,20 +168,24 @@ def evaluate(
             batch_size=batch_size,
         )
         if engine == "ray":
-            from ragmeter.engines import run_ray
+            from contextlib import nullcontext
 
-            result = run_ray(
-                data,
-                metrics,
-                column_map=column or None,
-                settings=settings,
-                out=out,
-                address=ray_address,
-                num_workers=workers,
-                resume=resume,
-                keep_rows=out is None,
-                progress=progress,
-            )
+            from ragmeter.engines import run_ray
+            from ragmeter.io.paths import results_lock
+
+            with results_lock(out) if out is not None else nullcontext():
+                result = run_ray(
+                    data,
+                    metrics,
+                    column_map=column or None,
+                    settings=settings,
+                    out=out,
+                    address=ray_address,
+                    num_workers=workers,
+                    resume=resume,
+                    keep_rows=out is None,
+                    progress=progress,
+                )
             if report is not None:
                 _report_from(out, result, report)
         elif engine == "local":

@@ -25,7 +25,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, ModelUnavailableError
 from ragmeter.io.columns import ColumnMap, to_sample
-from ragmeter.io.paths import check_outputs, make_parent
+from ragmeter.io.paths import check_outputs, make_parent, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
@@ -137,21 +137,22 @@ async def aevaluate(
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source)
     ctx = RunContext(settings)
-    try:
-        plan.build_families(ctx)
-        if any(spec.needs_judge for spec in plan.specs):
-            judge_obj = ctx.judge()
-            preflight = getattr(judge_obj, "preflight", None)
-            if preflight is not None:
-                await preflight()
-        runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
-        started = dt.datetime.now(dt.UTC)
-        await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
-        result = runner.result(started, data_name=source.name)
-    finally:
-        await ctx.aclose()
-    if out is not None:
-        write_sidecar(out, result.info)
+    with results_lock(out) if out is not None else contextlib.nullcontext():
+        try:
+            plan.build_families(ctx)
+            if any(spec.needs_judge for spec in plan.specs):
+                judge_obj = ctx.judge()
+                preflight = getattr(judge_obj, "preflight", None)
+                if preflight is not None:
+                    await preflight()
+            runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
+            started = dt.datetime.now(dt.UTC)
+            await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
+            result = runner.result(started, data_name=source.name)
+        finally:
+            await ctx.aclose()
+        if out is not None:
+            write_sidecar(out, result.info)
     if report is not None:
         from ragmeter.report.html import write_report
         from ragmeter.report.load import Run, load_run

@@ -10,14 +10,15 @@ when the output is written.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["check_outputs", "make_parent"]
+__all__ = ["check_outputs", "make_parent", "results_lock"]
 
 
 def _as_path(value: Any) -> Path | None:
@@ -84,3 +85,40 @@ def check_outputs(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None
 def make_parent(path: str | os.PathLike[str]) -> None:
     """Make the folders an output needs (``check_outputs`` has said they can be made)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+@contextlib.contextmanager
+def results_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on a results file while a run writes it and its run record.
+
+    A second run on the same file (with or without resume) fails at once with ``ConfigError``
+    instead of interleaving rows. The lock is advisory (``flock``), taken on the results file
+    itself, and released when the run ends or its process dies. A results file this lock
+    created is removed again when the run fails before writing a row. No lock on platforms
+    without ``fcntl``.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    path = Path(path)
+    make_parent(path)
+    created = not path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConfigError(
+                f"The results file {str(path)!r} is being written by another ragmeter run "
+                "(it holds a lock on it). Wait for that run to finish, or give another --out."
+            ) from None
+        try:
+            yield
+        except BaseException:
+            if created and path.exists() and path.stat().st_size == 0:
+                path.unlink()
+            raise
+    finally:
+        os.close(fd)
