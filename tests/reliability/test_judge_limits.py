@@ -105,3 +105,82 @@ def test_a_server_sending_retry_after_nan_is_not_hammered(tmp_path: Path) -> Non
         elapsed = asyncio.run(timed(judge_for(server, tmp_path, retry_policy=policy, usage=usage)))
     assert usage.calls == 4 and usage.retries == 2
     assert elapsed >= 2 * 0.2, elapsed  # two backoffs of at least base_delay / 2
+
+
+# ------------------------------------------------------------------ item 7: a total deadline
+
+
+class _DripServer:
+    """Answers every request with headers, then one byte of body every ``every`` seconds."""
+
+    def __init__(self, every: float = 0.3) -> None:
+        import socket
+        import threading
+
+        self.every = every
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
+
+    def _drip(self, conn: object) -> None:
+        try:
+            conn.recv(65536)  # type: ignore[attr-defined]
+            conn.sendall(  # type: ignore[attr-defined]
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                b"content-length: 100000\r\n\r\n"
+            )
+            while not self.stop.is_set():
+                conn.sendall(b" ")  # type: ignore[attr-defined]
+                time.sleep(self.every)
+        except OSError:
+            pass
+        finally:
+            conn.close()  # type: ignore[attr-defined]
+
+    def close(self) -> None:
+        self.stop.set()
+        self.sock.close()
+
+
+@pytest.mark.timeout(30)
+def test_a_server_dripping_bytes_cannot_hold_a_call_past_its_timeout() -> None:
+    from ragmeter.errors import JudgeError
+
+    drip = _DripServer(every=0.3)
+    try:
+        judge = OpenAIJudge(
+            "test-model",
+            base_url=f"http://127.0.0.1:{drip.port}/v1",
+            cache=None,
+            timeout=1.0,
+            retry_policy=RetryPolicy(max_retries=1, base_delay=0.1, max_delay=0.1),
+            usage=Usage(),
+        )
+
+        async def call() -> None:
+            try:
+                await judge.analyze(REQUEST)
+            finally:
+                await judge.aclose()
+
+        started = time.monotonic()
+        with pytest.raises(JudgeError, match="no reply within 1 s"):
+            asyncio.run(call())
+        elapsed = time.monotonic() - started
+    finally:
+        drip.close()
+    assert judge.usage.calls == 2
+    assert elapsed < 2 * 1.0 + 1.5, elapsed  # two attempts of 1 s, a backoff, some slack

@@ -8,6 +8,7 @@ rejects it; the fallback is remembered for the judge's lifetime.
 Every reply is validated against its schema and its input. A reply that does not fit is sent
 back once with the problem stated; a second bad reply raises :class:`JudgeReplyError`.
 
+``timeout`` is a deadline for each whole request (connect, send, every byte of the reply).
 Retries (see :mod:`ragmeter.judges.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
 dropped connections back off exponentially with jitter; other 4xx fail at once. One semaphore
 bounds the requests in flight for the whole run. ``Usage`` counts every HTTP request sent
@@ -196,7 +197,12 @@ class OpenAIJudge:
                     self.usage.calls += 1
                     # The SDK's custom-request route: the body is plain JSON already, so the
                     # typed-parameter transform (milliseconds per call) is skipped.
-                    response = await client.post("/chat/completions", cast_to=object, body=kwargs)
+                    # ``timeout`` bounds the whole call, not each read: a server that drips a
+                    # byte at a time cannot hold it longer.
+                    response = await asyncio.wait_for(
+                        client.post("/chat/completions", cast_to=object, body=kwargs),
+                        timeout=self.timeout,
+                    )
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 problem = _error_message(exc)
@@ -213,7 +219,7 @@ class OpenAIJudge:
                     continue
                 kind = "status"
                 retry_after = parse_retry_after(exc.response.headers)
-            except openai.APITimeoutError:
+            except (openai.APITimeoutError, TimeoutError):
                 kind, problem = "timeout", f"no reply within {self.timeout:g} s"
             except openai.APIConnectionError as exc:
                 kind, problem = "connection", f"connection failed ({exc.__cause__ or exc})"
