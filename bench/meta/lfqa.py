@@ -211,13 +211,26 @@ def _k_precision_scores(answers: Sequence[Answer], *, joined: bool) -> tuple[lis
     return answer_scores, sentence_scores
 
 
+def sentence_claims(sentences: Sequence[str]) -> list[list[str]]:
+    """The claims of each sentence, cut as the offline judge cuts an answer at run time
+    (atomic claims); a sentence the splitter gives no claim (framing, a hedge) is checked
+    whole, so every annotated sentence has a score."""
+    from ragmeter.judges.claim_split import atomic_claims, load_parser
+
+    try:
+        nlp = load_parser()
+    except Exception:  # spaCy missing: the judge's own fallback
+        nlp = None
+    found = atomic_claims(list(sentences), nlp)
+    return [list(c) or [s] for c, s in zip(found, sentences, strict=True)]
+
+
 def verifier_scores(
     answers: Sequence[Answer], judge: Any, *, batch: int = 64
 ) -> dict[str, tuple[list, list]]:
     """Claim faithfulness (verdicts), faithfulness_support (graded) and hallucination of
     ``judge`` per answer, computed as the claims family computes them."""
     from ragmeter.judges.base import ClaimBlock
-    from ragmeter.judges.offline_features import claims_by_sentence
 
     out: dict[str, tuple[list, list]] = {
         "faithfulness": ([], []),
@@ -226,7 +239,7 @@ def verifier_scores(
     }
     for start in range(0, len(answers), batch):
         chunk = answers[start : start + batch]
-        per_sentence = [claims_by_sentence(a.sentences) for a in chunk]
+        per_sentence = [sentence_claims(a.sentences) for a in chunk]
         blocks = [
             ClaimBlock([c for cs in claims for c in cs], a.documents)
             for a, claims in zip(chunk, per_sentence, strict=True)
@@ -258,6 +271,10 @@ def leave_one_system_out(answers: Sequence[Answer], judge: Any) -> dict[str, Any
     """Out-of-sample estimate: refit ``judge``'s calibration (its features, the procedure of
     ``fit_verifier.py``) on five systems, score the sixth, for each system in turn."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if getattr(judge, "_uses_model", False):
+        import fit_verifier_sources as fs
+
+        return fs.lfqa_leave_one_system_out(answers, judge)
     import fit_verifier as fv
 
     from ragmeter.judges.offline import ALL_FEATURES

@@ -24,7 +24,29 @@ from typing import Any
 
 from common import ROOT, SuiteOptions, SuiteResult, markdown_table, run_suite
 
-SUITES = ("lfqa", "ragchecker", "msmarco", "wikieval", "trec", "unitxt")
+SUITES = ("verifier", "lfqa", "ragchecker", "msmarco", "wikieval", "trec", "unitxt")
+#: The lexical features (the verifier without its model), for the lexical-only fit.
+LEXICAL = (
+    "token_precision,content_precision,window_precision,bigram_precision,trigram_cover,"
+    "missing_numbers,missing_names,missing_content,log_length,idf_precision,idf_window,"
+    "sentence_precision,prefix_precision,idf_missing,content_share,negation_mismatch,"
+    "missing_dates"
+)
+#: The previous offline verifier (verifier-v2: sentence/clause claims, lexical calibration
+#: fitted on LFQA alone), as this page reported it at commit c83ae71 (2026-11-22).
+PREVIOUS = """\
+The previous offline verifier (`offline:verifier-v2`: sentence/clause claims, a lexical
+calibration fitted on LFQA alone), as this page reported it on 2026-11-22 (commit c83ae71);
+today's numbers for the same rows are in the tables below and in each suite's section:
+
+| what (verifier-v2, 2026-11-22) | value |
+|---|---|
+| lfqa faithfulness_support, leave-one-system-out (avg, pooled, sentence) | 0.621 / 0.879 / 0.774 |
+| lfqa faithfulness, leave-one-system-out (avg, pooled, sentence) | 0.554 / 0.858 / 0.721 |
+| ragchecker claim_precision / _support vs correctness (Pearson × 100) | 31.37 / 40.23 |
+| wikieval faithfulness, pairwise accuracy | 0.900 |
+| hand-written probes, balanced accuracy | 0.609 |
+"""
 COMMAND = "PYTHONPATH=src python bench/meta/validity.py"
 
 INTRO = """\
@@ -253,6 +275,49 @@ def _best(result: SuiteResult | None, key: str) -> tuple[str, float] | None:
     return max(cands, key=lambda c: c[1]) if cands else None
 
 
+def _run_verifier() -> dict[str, Any]:
+    """The cross-source fit of the shipped verifier and of its lexical-only variant
+    (``fit_verifier_sources.py``), and the probe set (``bench/verifier_probes.py``)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    runs = {
+        "shipped (lexical + model)": ["bench/meta/fit_verifier_sources.py", "--min-share", "0.5"],
+        "lexical only": [
+            "bench/meta/fit_verifier_sources.py", "--min-share", "0.5", "--features", LEXICAL,
+        ],
+        "probes": ["bench/verifier_probes.py"],
+    }  # fmt: skip
+    out: dict[str, Any] = {}
+    for name, command in runs.items():
+        done = subprocess.run(
+            [sys.executable, *command], capture_output=True, text=True, env=env, cwd=ROOT
+        )
+        if done.returncode != 0:
+            return {"error": f"{' '.join(command)}: " + done.stderr.strip()[-300:]}
+        text = done.stdout
+        if "Calibration(" in text:
+            text = text[: text.index("MODEL_CALIBRATION")]
+        out[name] = f"`python {' '.join(command)}`\n\n" + text.strip()
+    return out
+
+
+VERIFIER_INTRO = """\
+### The claim verifier across sources
+
+Every claim metric is arithmetic over claims and the verdict "does this premise entail this
+claim". The offline verifier's combination (lexical features + the trained model's
+probabilities, `src/ragmeter/judges/offline_nli.py`) is fitted on four sources (LFQA's
+3,993 sentences, WiCE's held-out half, RAGChecker's two examples labelled by its LLM checker,
+SNLI pairs the model never saw) and checked on six it is never fitted on. Each fitted
+source's first row comes from a fit without that source (leave-one-source-out); "in-sample"
+rows are the shipped fit; "check only" sources are scored by the shipped fit. AUROC is of
+the graded support (a sentence's mean over its claims), balanced accuracy of the verdicts
+(an item is entailed when at least half its claims are); K-Precision's AUROC is the peer
+("lexical-only" columns: the shipped lexical-only calibration, the fallback without
+onnxruntime, in-sample on the four fitted sources). The LFQA rows below give the three
+Spearman numbers of the LFQA targets under two protocols.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "validity.md")
@@ -273,7 +338,15 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"running {suite} ...", file=sys.stderr)
         started = time.perf_counter()
-        if suite == "lfqa":
+        if suite == "verifier":
+            out = _run_verifier()
+            results[suite] = out
+            if "error" in out:
+                sections.append(f"### verifier\n\nNot measured: {out['error']}")
+            else:
+                parts = [f"#### {name}\n\n{text}" for name, text in out.items()]
+                sections.append(VERIFIER_INTRO + "\n" + PREVIOUS + "\n" + "\n\n".join(parts))
+        elif suite == "lfqa":
             out = _run_lfqa(json_dir)
             results[suite] = out
             if "markdown" in out:

@@ -21,6 +21,7 @@ from ragmeter.judges.claim_split import ATOMIC_METHOD
 from ragmeter.judges.offline import (
     ALL_FEATURES,
     LEXICAL_CALIBRATION,
+    MODEL_CALIBRATION,
     Calibration,
     OfflineJudge,
     beyond_question,
@@ -56,10 +57,20 @@ def verdicts(claims: list[str], premises: list[str]) -> tuple[tuple[bool, ...], 
 def test_offline_judge_follows_the_judge_protocol_and_names_itself() -> None:
     judge = OfflineJudge()
     assert isinstance(judge, Judge)
-    assert judge.name == "offline:verifier-v2"
+    assert judge.name == "offline:verifier-v3+nli"
     described = judge.describe()
-    assert described["calibration"]["threshold"] == LEXICAL_CALIBRATION.threshold
-    assert "lfqa_verification" in described["calibration"]["data"]
+    assert described["calibration"]["threshold"] == MODEL_CALIBRATION.threshold
+    assert "lfqa" in described["calibration"]["data"]
+    assert described["model"].startswith("claim-verifier@")
+    lexical = OfflineJudge(model=None)
+    assert lexical.name == "offline:verifier-v3"
+    assert lexical.describe()["calibration"]["threshold"] == LEXICAL_CALIBRATION.threshold
+    assert lexical.describe()["model"] is None
+
+
+def test_a_calibration_that_uses_the_model_needs_one() -> None:
+    with pytest.raises(ConfigError, match="trained claim verifier"):
+        OfflineJudge(model=None, calibration=MODEL_CALIBRATION)
 
 
 def test_a_claim_copied_from_the_premise_is_entailed() -> None:
@@ -290,7 +301,7 @@ class CountingEmbedder:
 def test_semantic_verifier_embeds_once_per_call_and_adds_one_feature() -> None:
     embedder = CountingEmbedder()
     judge = OfflineJudge(embedder=embedder)
-    assert judge.name == "offline:verifier-v2+minilm"
+    assert judge.name == "offline:verifier-v3+minilm"
     blocks = [
         ClaimBlock(["The tower is 330 metres tall."], [PREMISE, OTHER]),
         ClaimBlock(["Bananas are rich in potassium.", "x"], [OTHER]),
@@ -298,8 +309,8 @@ def test_semantic_verifier_embeds_once_per_call_and_adds_one_feature() -> None:
     feats = judge.features(blocks)
     assert embedder.calls == 1
     assert feats[0].shape == (1, 2, len(ALL_FEATURES))
-    assert ALL_FEATURES[-1] == "semantic"
-    assert feats[0][0, 0, -1] > feats[0][0, 1, -1]
+    semantic = ALL_FEATURES.index("semantic")
+    assert feats[0][0, 0, semantic] > feats[0][0, 1, semantic]
     assert asyncio.run(judge.verify(blocks)).matrices[0] == ((True, False),)
     with pytest.raises(ConfigError, match="semantic"):
         OfflineJudge(embedder=embedder, calibration=LEXICAL_CALIBRATION)
@@ -419,3 +430,33 @@ def test_the_question_words_are_left_out_of_the_claim() -> None:
         )
         == "Canberra is the of"
     )
+
+
+def test_numbers_in_words_and_digits_match_and_a_changed_count_conflicts() -> None:
+    premise = "Mars has two small moons, Phobos and Deimos."
+    assert verdicts(["Mars has 2 moons."], [premise]) == ((True,),)
+    assert verdicts(["Mars has three moons."], [premise]) == ((False,),)
+
+
+def test_a_negation_the_premise_lacks_is_never_entailed() -> None:
+    premise = "Paris is the capital and largest city of France."
+    assert verdicts(["Paris is the capital of France."], [premise]) == ((True,),)
+    assert verdicts(["Paris is not the capital of France."], [premise]) == ((False,),)
+
+
+def test_the_model_checks_only_cells_above_the_content_gate() -> None:
+    judge = OfflineJudge()
+    claims = ["The tower is 330 metres tall.", "Bananas grow in Asia."]
+    judge.verify_sync([ClaimBlock(claims, [PREMISE, OTHER])])
+    # Each claim shares enough content words with its own premise only.
+    assert judge.model_pairs == 2
+    feats = judge.features([ClaimBlock(claims, [PREMISE, OTHER])])[0]
+    checked = feats[..., ALL_FEATURES.index("nli_checked")]
+    assert checked.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_without_the_model_the_verifier_is_lexical_and_says_so() -> None:
+    judge = OfflineJudge(model=None)
+    judge.verify_sync([ClaimBlock(["The tower is 330 metres tall."], [PREMISE])])
+    assert judge.model_pairs == 0
+    assert "trained entailment model" not in judge.describe()["method"]

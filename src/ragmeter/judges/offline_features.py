@@ -174,9 +174,36 @@ _NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
 
 
+#: Number words read as their digits ("one" is left out: "one of the largest" is no count).
+NUMBER_WORDS: dict[str, str] = (
+    {
+        word: str(value)
+        for value, word in enumerate(
+            _words(
+                """zero _ two three four five six seven eight nine ten eleven twelve thirteen
+            fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
+            )
+        )
+        if word != "_"
+    }
+    | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"}
+    | {"eighty": "80", "ninety": "90", "hundred": "100", "dozen": "12"}
+)
+_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
 def numbers(text: str) -> set[str]:
-    """Numbers written with digits, without thousands separators: "1,000" → "1000"."""
-    return {m.replace(",", "").rstrip(".") for m in _NUMBER_RE.findall(text)}
+    """Numbers written with digits (without thousands separators: "1,000" → "1000") or as
+    a word from two to twenty, a ten, "hundred" or "dozen" ("two" → "2").
+
+    Examples
+    --------
+    >>> sorted(numbers("Mars has two small moons and 1,000 craters."))
+    ['1000', '2']
+    """
+    found = {m.replace(",", "").rstrip(".") for m in _NUMBER_RE.findall(text)}
+    found.update(NUMBER_WORDS[m.lower()] for m in _NUMBER_WORD_RE.findall(text))
+    return found
 
 
 def date_words(text: str) -> tuple[str, ...]:
