@@ -66,11 +66,13 @@ The data is read by path from the team's shared folder (`../shared/data`, or
   sentences labelled supported / partially / not by 3 people. Spearman (ρ) and Kendall (τ) of a
   faithfulness score with the human support score: per answer (averaged over the 6 systems, and
   pooled) and per sentence. Targets: answer ρ ≥ 0.70 averaged, ≥ 0.90 pooled, sentence ρ ≥ 0.80.
-  The verifier's constants (feature weights, verdict threshold) were fitted on these same 600
-  answers (`bench/meta/fit_verifier.py`), so its rows are in-sample; the rows marked
-  "leave-one-system-out refit" are the out-of-sample estimate (refit on 5 systems, scored on
-  the 6th, for each system). `faithfulness_support` is a separate, graded metric: the mean
-  over claims of the verifier's calibrated support probability for the best context, where
+  The verifier's constants (feature weights, verdict threshold) were fitted on these 600
+  answers and three other sources (`bench/meta/fit_verifier_sources.py`), so its plain rows
+  are in-sample; the rows marked "leave-one-system-out refit" are the out-of-sample estimate
+  (refit on the other sources and 5 systems, scored on the 6th, for each system), and
+  "leave-one-source-out fit" rows come from a fit without LFQA at all.
+  `faithfulness_support` is a separate, graded metric: the mean over claims of the
+  verifier's calibrated support probability for the best context, where
   `faithfulness` counts the claims whose verdict is "entailed". One human annotator against
   the others' mean reaches 0.665 / 0.864 / 0.784 on these three numbers. With
   `--judge openai:MODEL` the suite scores an LLM judge's faithfulness sentence by sentence.
@@ -293,9 +295,11 @@ def _run_verifier() -> dict[str, Any]:
         )
         if done.returncode != 0:
             return {"error": f"{' '.join(command)}: " + done.stderr.strip()[-300:]}
-        text = done.stdout
+        text = done.stdout.replace("features ...\n", "").replace(f"{ROOT}/", "")
         if "Calibration(" in text:
             text = text[: text.index("MODEL_CALIBRATION")]
+        if not text.lstrip().startswith("|"):  # a plain-text table: keep its layout
+            text = f"```\n{text.strip()}\n```"
         out[name] = f"`python {' '.join(command)}`\n\n" + text.strip()
     return out
 
