@@ -386,6 +386,10 @@ def restates_question(block: ClaimBlock) -> np.ndarray:
     return _restated(block, _checks(block), {})
 
 
+#: Words of a question the model reads before an answer it checks a claim against.
+QUESTION_WORDS = 64
+
+
 def _gated_cells(
     blocks: Sequence[ClaimBlock],
     plans: Sequence[Checks],
@@ -397,8 +401,9 @@ def _gated_cells(
 ) -> list[list[tuple[int, int, str, str]]]:
     """Per block, the cells the model checks (more than ``gate`` of the claim's content
     words in the premise, the claim not a restated question), each with the premise and
-    claim as the model reads them: the claim's evidence window of a context; an answer read
-    with its question as "question answer", against the whole claim."""
+    claim as the model reads them: the claim's evidence window of the premise (for an answer
+    read with its question, the question's first ``QUESTION_WORDS`` words before the
+    answer's window), against the whole claim."""
     content = ALL_FEATURES.index("content_precision")
     out: list[list[tuple[int, int, str, str]]] = []
     for block, plan, block_feats, block_restated in zip(
@@ -406,15 +411,17 @@ def _gated_cells(
     ):
         cells = []
         for j, (premise, _, answered) in enumerate(plan):
-            parts = split_answer_premise(block.premises[j]) if answered else None
+            head = ""
+            if answered:  # the question's first words, then the answer's window
+                parts = split_answer_premise(block.premises[j])
+                if parts is not None:
+                    head = " ".join(parts[0].split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS])
+                    head += " "
             for i, claim in enumerate(block.claims):
                 if block_feats[i, j, content] <= gate or block_restated[i, j]:
                     continue
-                if parts is not None:
-                    text = f"{parts[0]} {parts[1]}"
-                else:
-                    text = evidence_window(claims[claim].content, premises[premise])
-                cells.append((i, j, text, claim))
+                window = evidence_window(claims[claim].content, premises[premise])
+                cells.append((i, j, head + window, claim))
         out.append(cells)
     return out
 

@@ -12,8 +12,8 @@ The model reads the claim against its evidence window (:func:`evidence_window`):
 premise sentence sharing most of the claim's content words with its neighbours, at most
 :data:`WINDOW_SENTENCES` sentences, not the whole premise (the lexical features cover the
 whole premise). A premise that is an answer read with its question (``answer_premise``) is
-given whole, as the question followed by the answer, with the whole claim (the lexical
-features see only the claim's words beyond the question).
+given as the question's first words followed by the answer's window, with the whole claim
+(the lexical features see only the claim's words beyond the question).
 """
 
 from __future__ import annotations
