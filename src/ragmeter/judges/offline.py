@@ -77,7 +77,13 @@ from ragmeter.judges.offline_features import (
     split_sentences,
     stem,
 )
-from ragmeter.judges.offline_nli import NLI_FEATURES, evidence_window, fill_nli_features
+from ragmeter.judges.offline_nli import (
+    ANSWER_WINDOW_SENTENCES,
+    NLI_FEATURES,
+    WINDOW_SENTENCES,
+    evidence_window,
+    fill_nli_features,
+)
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.text import tokens
 
@@ -402,8 +408,8 @@ def _gated_cells(
     """Per block, the cells the model checks (more than ``gate`` of the claim's content
     words in the premise, the claim not a restated question), each with the premise and
     claim as the model reads them: the claim's evidence window of the premise (for an answer
-    read with its question, the question's first ``QUESTION_WORDS`` words before the
-    answer's window), against the whole claim."""
+    read with its question, the question's first ``QUESTION_WORDS`` words before the answer,
+    or its best window when long), against the whole claim."""
     content = ALL_FEATURES.index("content_precision")
     out: list[list[tuple[int, int, str, str]]] = []
     for block, plan, block_feats, block_restated in zip(
@@ -411,16 +417,17 @@ def _gated_cells(
     ):
         cells = []
         for j, (premise, _, answered) in enumerate(plan):
-            head = ""
-            if answered:  # the question's first words, then the answer's window
+            head, width = "", WINDOW_SENTENCES
+            if answered:  # the question's first words, then the answer (or its best window)
                 parts = split_answer_premise(block.premises[j])
                 if parts is not None:
                     head = " ".join(parts[0].split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS])
                     head += " "
+                width = ANSWER_WINDOW_SENTENCES
             for i, claim in enumerate(block.claims):
                 if block_feats[i, j, content] <= gate or block_restated[i, j]:
                     continue
-                window = evidence_window(claims[claim].content, premises[premise])
+                window = evidence_window(claims[claim].content, premises[premise], width=width)
                 cells.append((i, j, head + window, claim))
         out.append(cells)
     return out

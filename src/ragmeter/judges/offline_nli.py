@@ -12,7 +12,8 @@ The model reads the claim against its evidence window (:func:`evidence_window`):
 premise sentence sharing most of the claim's content words with its neighbours, at most
 :data:`WINDOW_SENTENCES` sentences, not the whole premise (the lexical features cover the
 whole premise). A premise that is an answer read with its question (``answer_premise``) is
-given as the question's first words followed by the answer's window, with the whole claim
+given as the question's first words followed by the answer (its best window of
+:data:`ANSWER_WINDOW_SENTENCES` sentences when longer), with the whole claim
 (the lexical features see only the claim's words beyond the question).
 """
 
@@ -25,7 +26,13 @@ import numpy as np
 
 from ragmeter.judges.offline_features import PremiseText
 
-__all__ = ["NLI_FEATURES", "WINDOW_SENTENCES", "evidence_window", "fill_nli_features"]
+__all__ = [
+    "ANSWER_WINDOW_SENTENCES",
+    "NLI_FEATURES",
+    "WINDOW_SENTENCES",
+    "evidence_window",
+    "fill_nli_features",
+]
 
 #: Features the model adds, in order: entailment and contradiction probabilities of the
 #: premise window that entails the claim most, the highest contradiction probability of any
@@ -40,9 +47,16 @@ NLI_FEATURES: tuple[str, ...] = (
 WINDOW_SENTENCES = 3
 
 
-def evidence_window(claim_content: Sequence[str], premise: PremiseText) -> str:
-    """The :data:`WINDOW_SENTENCES` consecutive sentences of ``premise`` that hold most of
-    the claim's content stems (ties: the earliest), joined; the whole text when it is short.
+#: Sentences of an answer read with its question (a reference answer) the model reads:
+#: short answers whole, long ones in their best window.
+ANSWER_WINDOW_SENTENCES = 8
+
+
+def evidence_window(
+    claim_content: Sequence[str], premise: PremiseText, *, width: int = WINDOW_SENTENCES
+) -> str:
+    """The ``width`` consecutive sentences of ``premise`` that hold most of the claim's
+    content stems (ties: the earliest), joined; the whole text when it is short.
 
     Examples
     --------
@@ -52,13 +66,13 @@ def evidence_window(claim_content: Sequence[str], premise: PremiseText) -> str:
     'C is blue. D is green. E is tall.'
     """
     sentences = premise.sentences
-    if len(sentences) <= WINDOW_SENTENCES:
+    if len(sentences) <= width:
         return premise.text
     wanted = frozenset(claim_content)
     hits = [len(wanted & stems) for stems in premise.sentence_stems]
-    spans = range(len(sentences) - WINDOW_SENTENCES + 1)
-    best = max(spans, key=lambda i: (sum(hits[i : i + WINDOW_SENTENCES]), -i))
-    return " ".join(sentences[best : best + WINDOW_SENTENCES])
+    spans = range(len(sentences) - width + 1)
+    best = max(spans, key=lambda i: (sum(hits[i : i + width]), -i))
+    return " ".join(sentences[best : best + width])
 
 
 def fill_nli_features(
