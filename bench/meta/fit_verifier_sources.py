@@ -70,20 +70,14 @@ SMALL = (
 # ----------------------------------------------------------------------------- features
 
 
-def _claims(items: Sequence[Item], split: bool) -> list[list[str]]:
-    if not split:
-        return [[it.text] for it in items]
-    from ragmeter.judges.claim_split import atomic_claims, load_parser
-
-    found = atomic_claims([it.text for it in items], load_parser())
-    return [list(c) or [it.text] for c, it in zip(found, items, strict=True)]
-
-
 def build(items: Sequence[Item], judge: Any, *, split: bool, batch: int = 64) -> dict:
     """Features of every claim against its item's premises (padded to the widest)."""
+    from lfqa import sentence_claims
+
     from ragmeter.judges.base import ClaimBlock
 
-    claims = _claims(items, split)
+    texts = [it.text for it in items]
+    claims = sentence_claims(judge, texts) if split else [[t] for t in texts]
     width = max(len(it.premises) for it in items)
     n_claims = sum(len(c) for c in claims)
     feats = None
@@ -157,23 +151,20 @@ def _cells(params: np.ndarray, d: dict, columns: np.ndarray) -> np.ndarray:
     return np.where(d["mask"], 1.0 / (1.0 + np.exp(-z)), -1.0)
 
 
-def item_support(params: np.ndarray, d: dict, columns: np.ndarray) -> np.ndarray:
-    per_claim = _cells(params, d, columns).max(axis=1)
+def item_mean(claim_values: np.ndarray, d: dict) -> np.ndarray:
+    """Each item's mean over its claims of ``claim_values``."""
     n = len(d["y"])
     counts = np.bincount(d["claim_item"], minlength=n)
-    return np.bincount(d["claim_item"], weights=per_claim, minlength=n) / counts
+    return np.bincount(d["claim_item"], weights=claim_values, minlength=n) / counts
+
+
+def item_support(params: np.ndarray, d: dict, columns: np.ndarray) -> np.ndarray:
+    return item_mean(per_claim(params, None, d, columns), d)
 
 
 def item_verdict(params: np.ndarray, threshold: float, d: dict, columns: np.ndarray) -> np.ndarray:
     """Share of each item's claims entailed (hard conflicts applied)."""
-    from ragmeter.judges.offline import hard_conflicts
-
-    p = _cells(params, d, columns)
-    cell = (p >= threshold) & ~hard_conflicts(d["x"], SHARE[0]) & d["mask"]
-    per_claim = cell.any(axis=1).astype(float)
-    n = len(d["y"])
-    counts = np.bincount(d["claim_item"], minlength=n)
-    return np.bincount(d["claim_item"], weights=per_claim, minlength=n) / counts
+    return item_mean(per_claim(params, threshold, d, columns), d)
 
 
 def _loss(params: np.ndarray, parts: Sequence[dict], columns: np.ndarray) -> tuple[float, Any]:
@@ -240,9 +231,7 @@ def evaluate(params: np.ndarray, threshold: float, d: dict, columns: np.ndarray)
     kp = d["x"][..., ALL_FEATURES.index("token_precision")]
     kp = np.where(d["mask"], kp, -1).max(axis=1)
     n = len(d["y"])
-    kp_item = np.bincount(d["claim_item"], weights=kp, minlength=n) / np.bincount(
-        d["claim_item"], minlength=n
-    )
+    kp_item = item_mean(kp, d)
     verdict = item_verdict(params, threshold, d, columns)
     from ragmeter.judges.offline import LEXICAL_CALIBRATION as v2
 
@@ -290,9 +279,7 @@ def lfqa_spearman(claim_values: np.ndarray, d: dict) -> dict[str, float]:
     from lfqa import DATA, correlations, load_lfqa
 
     answers = load_lfqa(DATA)
-    n = len(d["y"])
-    counts = np.bincount(d["claim_item"], minlength=n)
-    sentence = np.bincount(d["claim_item"], weights=claim_values, minlength=n) / counts
+    sentence = item_mean(claim_values, d)
     answer_of_item = np.repeat(np.arange(len(answers)), [len(a.sentences) for a in answers])
     claim_answer = answer_of_item[d["claim_item"]]
     whole = np.bincount(claim_answer, weights=claim_values, minlength=len(answers))
@@ -329,14 +316,14 @@ def lfqa_protocols(data: dict, columns: np.ndarray, systems: Sequence[str]) -> d
     return out
 
 
-def fit_data(judge: Any, sources: Sequence[str]) -> dict[str, dict]:
-    """Features of ``sources`` (cached), the model features zeroed where the judge's
-    calibration does not run the model."""
+def fit_data(judge: Any, items: dict[str, Sequence[Item]], share: float) -> dict[str, dict]:
+    """Features of each source's ``items`` (cached, built at ``FEATURE_GATE``), the model
+    features zeroed where a verifier gated at ``share`` does not run the model; ``share``
+    becomes the content-share rule in force (``SHARE``)."""
     from ragmeter.judges.offline import ALL_FEATURES
     from ragmeter.judges.offline_nli import NLI_FEATURES
 
-    data = {s: cached_build(s, load(s), judge) for s in sources}
-    share = judge.calibration.min_content_share
+    data = {s: cached_build(s, its, judge) for s, its in items.items()}
     SHARE[0] = share
     nli = np.array([ALL_FEATURES.index(n) for n in NLI_FEATURES])
     content = ALL_FEATURES.index("content_precision")
@@ -351,7 +338,7 @@ def lfqa_leave_one_system_out(answers: Sequence[Any], judge: Any) -> dict[str, A
     features refitted on the other sources and five LFQA systems, scored on the sixth."""
     from ragmeter.judges.offline import ALL_FEATURES
 
-    data = fit_data(judge, FIT_SOURCES)
+    data = fit_data(judge, {s: load(s) for s in FIT_SOURCES}, judge.calibration.min_content_share)
     if len(answers) != len({it.group.rsplit("/", 1)[0] for it in load("lfqa")}):
         raise SystemExit("--loso with the trained model needs all 600 LFQA answers (no --limit).")
     columns = np.array([ALL_FEATURES.index(f) for f in judge.calibration.features])
@@ -391,13 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     items |= {s: load(s) for s in checks}
     if args.limit:
         items = {s: its[: args.limit] for s, its in items.items()}
-    data = {s: cached_build(s, its, judge) for s, its in items.items()}
-    SHARE[0] = args.min_share
-    nli = np.array([ALL_FEATURES.index(n) for n in NLI_FEATURES])
-    content = ALL_FEATURES.index("content_precision")
-    for d in data.values():  # the gate at --min-share (features were built at the lowest)
-        off = d["x"][..., content] <= args.min_share
-        d["x"][..., nli] = np.where(off[..., None], 0.0, d["x"][..., nli])
+    data = fit_data(judge, items, args.min_share)
 
     rows = []
     for held in FIT_SOURCES:

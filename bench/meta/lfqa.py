@@ -211,17 +211,11 @@ def _k_precision_scores(answers: Sequence[Answer], *, joined: bool) -> tuple[lis
     return answer_scores, sentence_scores
 
 
-def sentence_claims(sentences: Sequence[str]) -> list[list[str]]:
-    """The claims of each sentence, cut as the offline judge cuts an answer at run time
-    (atomic claims); a sentence the splitter gives no claim (framing, a hedge) is checked
-    whole, so every annotated sentence has a score."""
-    from ragmeter.judges.claim_split import atomic_claims, load_parser
-
-    try:
-        nlp = load_parser()
-    except Exception:  # spaCy missing: the judge's own fallback
-        nlp = None
-    found = atomic_claims(list(sentences), nlp)
+def sentence_claims(judge: Any, sentences: Sequence[str]) -> list[list[str]]:
+    """The claims of each sentence, cut as ``judge`` (an ``OfflineJudge``) cuts an answer at
+    run time; a sentence the splitter gives no claim (framing, a hedge) is checked whole,
+    so every annotated sentence has a score."""
+    found, _ = judge.claims_of(list(sentences))
     return [list(c) or [s] for c, s in zip(found, sentences, strict=True)]
 
 
@@ -239,7 +233,7 @@ def verifier_scores(
     }
     for start in range(0, len(answers), batch):
         chunk = answers[start : start + batch]
-        per_sentence = [sentence_claims(a.sentences) for a in chunk]
+        per_sentence = [sentence_claims(judge, a.sentences) for a in chunk]
         blocks = [
             ClaimBlock([c for cs in claims for c in cs], a.documents)
             for a, claims in zip(chunk, per_sentence, strict=True)

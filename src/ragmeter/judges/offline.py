@@ -545,7 +545,7 @@ class OfflineJudge:
             texts = [answer] if "answer_claims" in wants else []
             if "reference_claims" in wants:
                 texts += list(request.references)
-            found, meta["claims_method"] = self._claims(texts)
+            found, meta["claims_method"] = self.claims_of(texts)
             if "answer_claims" in wants:
                 answer_claims, found = found[0], found[1:]
             if "reference_claims" in wants:
@@ -583,7 +583,7 @@ class OfflineJudge:
             meta=meta,
         )
 
-    def _claims(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
+    def claims_of(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
         """Atomic claims of each text (one parse batch): by spaCy's dependency parse when it
         is installed, else by the labelled regular-expression fallback."""
         if self._claims_method != REGEX_METHOD:
