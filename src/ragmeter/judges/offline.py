@@ -348,8 +348,8 @@ def beyond_question(claim: str, question: str) -> str:
 
 
 #: Per premise: the text the claims are checked against, each claim as checked against it,
-#: and whether the premise is an answer read with its question.
-Checks = list[tuple[str, list[str], bool]]
+#: and the question when the premise is an answer read with its question (else None).
+Checks = list[tuple[str, list[str], str | None]]
 
 
 def _checks(block: ClaimBlock) -> Checks:
@@ -360,9 +360,10 @@ def _checks(block: ClaimBlock) -> Checks:
     for premise in block.premises:
         parts = split_answer_premise(premise)
         if parts is None:
-            out.append((premise, list(block.claims), False))
+            out.append((premise, list(block.claims), None))
         else:
-            out.append((parts[1], [beyond_question(c, parts[0]) for c in block.claims], True))
+            question, answer = parts
+            out.append((answer, [beyond_question(c, question) for c in block.claims], question))
     return out
 
 
@@ -376,8 +377,8 @@ def _restated(block: ClaimBlock, checks: Checks, claims: dict[str, ClaimText]) -
         return claims[text].content
 
     out = np.zeros((len(block.claims), len(block.premises)), dtype=bool)
-    for j, (_, claims_as, answered) in enumerate(checks):
-        if answered:
+    for j, (_, claims_as, question) in enumerate(checks):
+        if question is not None:
             for i, (claim, rest) in enumerate(zip(block.claims, claims_as, strict=True)):
                 out[i, j] = bool(content(claim)) and not content(rest)
     return out
@@ -416,13 +417,10 @@ def _gated_cells(
         blocks, plans, feats, restated, strict=True
     ):
         cells = []
-        for j, (premise, _, answered) in enumerate(plan):
+        for j, (premise, _, question) in enumerate(plan):
             head, width = "", WINDOW_SENTENCES
-            if answered:  # the question's first words, then the answer (or its best window)
-                parts = split_answer_premise(block.premises[j])
-                if parts is not None:
-                    head = " ".join(parts[0].split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS])
-                    head += " "
+            if question is not None:  # the question's first words, then the answer's window
+                head = " ".join(question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]) + " "
                 width = ANSWER_WINDOW_SENTENCES
             for i, claim in enumerate(block.claims):
                 if block_feats[i, j, content] <= gate or block_restated[i, j]:

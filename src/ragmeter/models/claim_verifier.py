@@ -45,8 +45,6 @@ __all__ = [
 LABELS: tuple[str, ...] = ("entailment", "neutral", "contradiction")
 
 _INSTALL = "Install it with: pip install 'ragmeter[local]'"
-#: One lock per loaded session (sessions are shared between instances by ``cached_model``).
-_SESSION_LOCKS: dict[int, threading.Lock] = {}
 
 
 def default_model_dir() -> Path:
@@ -87,7 +85,7 @@ def _split_sentences(text: str) -> list[str]:
     return split_sentences(text) or ([text] if text.strip() else [])
 
 
-def _load(folder: Path, threads: int) -> tuple[object, object]:
+def _load(folder: Path, threads: int) -> tuple[object, object, threading.Lock]:
     model = folder / "model.onnx"
     tokenizer_file = folder / "tokenizer.json"
     if not model.is_file() or not tokenizer_file.is_file():
@@ -110,7 +108,8 @@ def _load(folder: Path, threads: int) -> tuple[object, object]:
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    return session, tokenizer
+    # One lock per session (instances share a session through ``cached_model``).
+    return session, tokenizer, threading.Lock()
 
 
 class ClaimVerifierModel:
@@ -146,12 +145,11 @@ class ClaimVerifierModel:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads or default_threads()
-        self._session, self._tokenizer = cached_model(
+        self._session, self._tokenizer, self._lock = cached_model(
             "claim-verifier",
             f"{self.folder}|{self.threads}",
             lambda: _load(self.folder, self.threads),
         )
-        self._lock = _SESSION_LOCKS.setdefault(id(self._session), threading.Lock())
         #: Identity recorded with verdicts: the folder's name and the weights' hash prefix.
         self.name = model_name(self.folder)
 
