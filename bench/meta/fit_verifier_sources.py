@@ -124,7 +124,7 @@ def cached_build(source: str, items: Sequence[Item], judge: Any) -> dict:
 
     model = judge._model_or_load()
     calibration = replace(judge.calibration, min_content_share=FEATURE_GATE)
-    judge = OfflineJudge(calibration=calibration, model=model)
+    judge = OfflineJudge(calibration=calibration, model=model, skip_decided=False)
     key = cache_key(source, items, model.name)
     path = OUT / f"verifier-features-{source}-{key}.npz"
     if path.exists():
@@ -326,7 +326,9 @@ def fit_data(judge: Any, items: dict[str, Sequence[Item]], share: float) -> dict
     data = {s: cached_build(s, its, judge) for s, its in items.items()}
     SHARE[0] = share
     nli = np.array([ALL_FEATURES.index(n) for n in NLI_FEATURES])
-    content = ALL_FEATURES.index("content_precision")
+    from ragmeter.judges.offline import GATE_FEATURE
+
+    content = ALL_FEATURES.index(GATE_FEATURE)
     for d in data.values():
         off = d["x"][..., content] <= share
         d["x"][..., nli] = np.where(off[..., None], 0.0, d["x"][..., nli])
@@ -358,6 +360,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", default=",".join(CHECK_SOURCES))
     parser.add_argument("--limit", type=int, default=0, help="at most N items a source (debug)")
     parser.add_argument("--min-share", type=float, default=0.5)
+    parser.add_argument(
+        "--no-rules",
+        action="store_true",
+        help="ablation: without the polarity, antonym and role conflict rules",
+    )
     args = parser.parse_args(argv)
 
     from ragmeter.judges.offline import ALL_FEATURES, MODEL_CALIBRATION, OfflineJudge
@@ -379,6 +386,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         items = {s: its[: args.limit] for s, its in items.items()}
     data = fit_data(judge, items, args.min_share)
+    if args.no_rules:
+        from ragmeter.judges.offline_conflicts import CONFLICT_RULE_FEATURES
+
+        rules = [ALL_FEATURES.index(n) for n in CONFLICT_RULE_FEATURES]
+        for d in data.values():
+            d["x"][..., rules] = 0.0
 
     rows = []
     for held in FIT_SOURCES:

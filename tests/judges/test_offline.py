@@ -57,13 +57,13 @@ def verdicts(claims: list[str], premises: list[str]) -> tuple[tuple[bool, ...], 
 def test_offline_judge_follows_the_judge_protocol_and_names_itself() -> None:
     judge = OfflineJudge()
     assert isinstance(judge, Judge)
-    assert judge.name == "offline:verifier-v3+nli"
+    assert judge.name == "offline:verifier-v4+nli"
     described = judge.describe()
     assert described["calibration"]["threshold"] == MODEL_CALIBRATION.threshold
     assert "lfqa" in described["calibration"]["data"]
     assert described["model"].startswith("claim-verifier@")
     lexical = OfflineJudge(model=None)
-    assert lexical.name == "offline:verifier-v3"
+    assert lexical.name == "offline:verifier-v4"
     assert lexical.describe()["calibration"]["threshold"] == LEXICAL_CALIBRATION.threshold
     assert lexical.describe()["model"] is None
 
@@ -301,7 +301,7 @@ class CountingEmbedder:
 def test_semantic_verifier_embeds_once_per_call_and_adds_one_feature() -> None:
     embedder = CountingEmbedder()
     judge = OfflineJudge(embedder=embedder)
-    assert judge.name == "offline:verifier-v3+minilm"
+    assert judge.name == "offline:verifier-v4+minilm"
     blocks = [
         ClaimBlock(["The tower is 330 metres tall."], [PREMISE, OTHER]),
         ClaimBlock(["Bananas are rich in potassium.", "x"], [OTHER]),
@@ -445,7 +445,7 @@ def test_a_negation_the_premise_lacks_is_never_entailed() -> None:
 
 
 def test_the_model_checks_only_cells_above_the_content_gate() -> None:
-    judge = OfflineJudge()
+    judge = OfflineJudge(skip_decided=False)
     claims = ["The tower is 330 metres tall.", "Bananas grow in Asia."]
     judge.verify_sync([ClaimBlock(claims, [PREMISE, OTHER])])
     # Each claim shares enough content words with its own premise only.
@@ -453,6 +453,29 @@ def test_the_model_checks_only_cells_above_the_content_gate() -> None:
     feats = judge.features([ClaimBlock(claims, [PREMISE, OTHER])])[0]
     checked = feats[..., ALL_FEATURES.index("nli_checked")]
     assert checked.tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_skipping_cells_the_model_cannot_change_keeps_every_verdict() -> None:
+    premises = [
+        PREMISE,
+        OTHER,
+        "The museum is closed on Mondays. It opens at ten on other days and has a cafe.",
+        "Steel imports fell by a fifth after the tariff; exports rose slightly.",
+    ]
+    claims = [
+        "The tower is 330 metres tall.",
+        "The tower is not 330 metres tall.",
+        "Bananas grow in Asia.",
+        "The museum opens at ten on Tuesdays.",
+        "The museum has a cafe and a shop.",
+        "Steel imports rose after the tariff.",
+        "Steel exports rose slightly after the tariff.",
+        "The tower was built of steel imported after the tariff.",
+    ]
+    blocks = [ClaimBlock(claims, premises)]
+    every, skipping = OfflineJudge(skip_decided=False), OfflineJudge()
+    assert skipping.verify_sync(blocks).matrices == every.verify_sync(blocks).matrices
+    assert 0 < skipping.model_pairs < every.model_pairs
 
 
 def test_without_the_model_the_verifier_is_lexical_and_says_so() -> None:

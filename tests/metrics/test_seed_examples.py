@@ -90,22 +90,11 @@ def lic_scores(shared: Path) -> tuple[dict, float]:
     return row.scores, relevant
 
 
-@pytest.mark.xfail(
-    reason="issue 13's target, not met: the offline default gives 0.0 (3 claims; contexts 1 and 2"
-    " are relevant, but context 3 is not judged to entail a reference claim, so the wrong claim"
-    " it supports counts as irrelevant noise)",
-    strict=True,
-)
 def test_lic_noise_sensitivity_relevant_is_one_third_with_the_offline_default(lic_scores) -> None:
     scores, relevant = lic_scores
     assert scores["noise_sensitivity_relevant"] == pytest.approx(relevant, abs=0.05)
 
 
-@pytest.mark.xfail(
-    reason="issue 13's target, not met: the offline default gives 1/3 (context 3, which alone"
-    " supports the wrong claim, is not judged to entail a reference claim)",
-    strict=True,
-)
 def test_lic_noise_sensitivity_irrelevant_is_zero_with_the_offline_default(lic_scores) -> None:
     # The seed's irrelevant retrieval (the Indian economy) supports none of the answer's
     # claims, so no wrong claim comes from irrelevant contexts alone.

@@ -27,7 +27,10 @@ judge is a calibrated verifier instead:
   a premise sentence. A cell is entailed when its support reaches the calibrated threshold
   and there is no hard conflict: every number (digits or number words), month and weekday
   of the claim must occur in the premise, a negation of the claim must have one in the
-  premise, and more than ``min_content_share`` of its content words must be there. Each
+  premise, more than ``min_content_share`` of its content words must be there, and the
+  premise clauses that hold all of them must not say the opposite (a negation the claim
+  lacks, an antonym, the subject and object swapped:
+  :mod:`ragmeter.judges.offline_conflicts`). Each
   premise is judged on its own (the IDF weights count the block's claims and that premise's
   sentences, never another premise; the model reads one pair at a time).
 
@@ -62,12 +65,19 @@ from ragmeter.judges.base import (
     split_answer_premise,
 )
 from ragmeter.judges.claim_split import ATOMIC_METHOD, REGEX_METHOD, atomic_claims, is_noncommittal
+from ragmeter.judges.offline_conflicts import (
+    CONFLICT_RULE_FEATURES,
+    conflict_features,
+    covering_sentences,
+    role_conflicts,
+)
 from ragmeter.judges.offline_features import (
     ALL_LEXICAL_FEATURES,
     LEXICAL_FEATURES,
     STOP_WORDS,
     ClaimText,
     PremiseText,
+    as_named_in,
     block_features,
     claim_features,
     content_words,
@@ -138,9 +148,16 @@ class Calibration:
 
 #: Every feature the verifier computes, in the order of :meth:`OfflineJudge.features`' last
 #: axis; a calibration uses a subset of them by name.
-ALL_FEATURES: tuple[str, ...] = (*ALL_LEXICAL_FEATURES, "semantic", *NLI_FEATURES)
+ALL_FEATURES: tuple[str, ...] = (
+    *ALL_LEXICAL_FEATURES,
+    "semantic",
+    *NLI_FEATURES,
+    *CONFLICT_RULE_FEATURES,
+)
 _SEMANTIC = ALL_FEATURES.index("semantic")
 _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
+_RULE_COLUMNS = [ALL_FEATURES.index(name) for name in CONFLICT_RULE_FEATURES[:2]]
+_ROLE = ALL_FEATURES.index("role_conflict")
 
 _LFQA = "lfqa_verification (Chen et al. 2023), all 600 answers / 3,993 sentences"
 
@@ -241,27 +258,36 @@ MODEL_CALIBRATION = Calibration(
 )
 
 #: Features that block entailment when positive (hard conflicts).
-CONFLICT_FEATURES: tuple[str, ...] = ("missing_numbers", "missing_dates", "negation_mismatch")
+CONFLICT_FEATURES: tuple[str, ...] = (
+    "missing_numbers",
+    "missing_dates",
+    "negation_mismatch",
+    *CONFLICT_RULE_FEATURES,
+)
 #: Entailment also needs more than this share of the claim's content words in the premise
 #: (the lexical calibrations' ``min_content_share``).
 MIN_CONTENT_SHARE = 0.5
+#: The feature that share is read from: content words matched by their 5-letter prefix
+#: ("largest" for "large", "investor" for "investments").
+GATE_FEATURE = "prefix_precision"
 
 
 def hard_conflicts(
     features: np.ndarray, min_content_share: float = MIN_CONTENT_SHARE
 ) -> np.ndarray:
     """Cells (last axis: ``ALL_FEATURES`` order) that must not be entailed, whatever the
-    support: a number, month or weekday of the claim absent from the premise, or at most
-    half of the claim's content words present. (Other capitalised words, a noisy sign of
-    names, only lower the support: as a hard rule they lowered agreement with humans on
-    LFQA and on RAGChecker's data.)"""
+    support: a number, month or weekday of the claim absent from the premise, at most
+    half of the claim's content words present, or a conflict rule of
+    :mod:`ragmeter.judges.offline_conflicts` (polarity, antonym, roles). (Other
+    capitalised words, a noisy sign of names, only lower the support: as a hard rule they
+    lowered agreement with humans on LFQA and on RAGChecker's data.)"""
     columns = [ALL_FEATURES.index(name) for name in CONFLICT_FEATURES]
-    content = features[..., ALL_FEATURES.index("content_precision")]
+    content = features[..., ALL_FEATURES.index(GATE_FEATURE)]
     return (features[..., columns] > 0).any(axis=-1) | (content <= min_content_share)
 
 
 #: Bump when the claim splitter, the features or the calibration change.
-VERSION = "verifier-v3"
+VERSION = "verifier-v4"
 
 
 # ----------------------------------------------------------------------------- analyze helpers
@@ -354,13 +380,15 @@ Checks = list[tuple[str, list[str], str | None]]
 
 def _checks(block: ClaimBlock) -> Checks:
     """What each claim of ``block`` is checked as against each premise: itself against a
-    context; its words beyond the question against an answer read with its question
-    (``answer_premise``), so the question's words earn no support."""
+    context (a name it gives with its acronym, "Life Insurance Corporation of India (LIC)",
+    in the form the context uses: :func:`as_named_in`); its words beyond the question
+    against an answer read with its question (``answer_premise``), so the question's words
+    earn no support."""
     out: Checks = []
     for premise in block.premises:
         parts = split_answer_premise(premise)
         if parts is None:
-            out.append((premise, list(block.claims), None))
+            out.append((premise, [as_named_in(c, premise) for c in block.claims], None))
         else:
             question, answer = parts
             out.append((answer, [beyond_question(c, question) for c in block.claims], question))
@@ -400,30 +428,28 @@ QUESTION_WORDS = 64
 def _gated_cells(
     blocks: Sequence[ClaimBlock],
     plans: Sequence[Checks],
-    feats: Sequence[np.ndarray],
     restated: Sequence[np.ndarray],
     claims: dict[str, ClaimText],
     premises: dict[str, PremiseText],
-    gate: float,
+    wanted: Sequence[np.ndarray],
 ) -> list[list[tuple[int, int, str, str]]]:
-    """Per block, the cells the model checks (more than ``gate`` of the claim's content
-    words in the premise, the claim not a restated question), each with the premise and
-    claim as the model reads them: the claim's evidence window of the premise (for an answer
-    read with its question, the question's first ``QUESTION_WORDS`` words before the answer,
-    or its best window when long), against the whole claim."""
-    content = ALL_FEATURES.index("content_precision")
+    """Per block, the cells the model checks (``wanted``, the claim not a restated
+    question), each with the premise and claim as the model reads them: the claim's
+    evidence window of the premise (for an answer read with its question, the question's
+    first ``QUESTION_WORDS`` words before the answer, or its best window when long),
+    against the whole claim."""
     out: list[list[tuple[int, int, str, str]]] = []
-    for block, plan, block_feats, block_restated in zip(
-        blocks, plans, feats, restated, strict=True
+    for block, plan, block_wanted, block_restated in zip(
+        blocks, plans, wanted, restated, strict=True
     ):
         cells = []
-        for j, (premise, _, question) in enumerate(plan):
+        for j, (premise, claims_as, question) in enumerate(plan):
             head, width = "", WINDOW_SENTENCES
             if question is not None:  # the question's first words, then the answer's window
                 head = " ".join(question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]) + " "
                 width = ANSWER_WINDOW_SENTENCES
-            for i, claim in enumerate(block.claims):
-                if block_feats[i, j, content] <= gate or block_restated[i, j]:
+            for i, claim in enumerate(block.claims if question is not None else claims_as):
+                if not block_wanted[i, j] or block_restated[i, j]:
                     continue
                 window = evidence_window(claims[claim].content, premises[premise], width=width)
                 cells.append((i, j, head + window, claim))
@@ -454,6 +480,10 @@ class OfflineJudge:
         (:mod:`ragmeter.models.claim_verifier`). ``"shipped"`` loads the package's model on
         first use when onnxruntime is installed, else the verifier is lexical only (its
         name and :meth:`describe` say so); ``None`` turns the model off.
+    skip_decided : bool, default True
+        Run the model only on cells whose verdict it can still change (same verdicts,
+        faster; a skipped cell's support is its lexical support). The calibration script
+        turns it off to see the model on every cell above the gate.
     """
 
     def __init__(
@@ -464,6 +494,7 @@ class OfflineJudge:
         embedder: Any = None,
         calibration: Calibration | None = None,
         model: Any = "shipped",
+        skip_decided: bool = True,
     ) -> None:
         self._settings = settings
         self._embedder = embedder
@@ -498,10 +529,17 @@ class OfflineJudge:
             )
         self._weights = np.asarray(self.calibration.weights, dtype=float)
         self._columns = np.asarray([ALL_FEATURES.index(f) for f in self.calibration.features])
-        self._block_level = any(f not in LEXICAL_FEATURES for f in self.calibration.features)
+        #: Positions of the model's features among the calibration's, in NLI_FEATURES order.
+        self._nli_weights = np.asarray(
+            [self.calibration.features.index(f) for f in NLI_FEATURES if self._uses_model],
+            dtype=int,
+        )
+        self.skip_decided = skip_decided
         suffix = ("+minilm" if self.semantic else "") + ("+nli" if self._uses_model else "")
         self.name = f"offline:{VERSION}{suffix}"
         self._entities_method: str | None = None
+        #: spaCy's parser for the role rule: None until loaded, False when unavailable.
+        self._parser: Any = None
         self._claims_method: str | None = None
 
     # -- protocol -----------------------------------------------------------------------
@@ -525,9 +563,9 @@ class OfflineJudge:
             "questions": "offline-answer-sentences",
             "calibration": self.calibration.as_dict(),
             "hard_conflicts": "no entailment when a number, month or weekday of the claim is "
-            f"missing from the premise, or at most {self.calibration.min_content_share:.0%} of "
-            "its content "
-            "words are present",
+            f"missing from the premise, at most {self.calibration.min_content_share:.0%} of "
+            "its content words are present, or the premise clause holding the claim's words "
+            "has the opposite polarity, an antonym, or the claim's subject and object swapped",
         }
 
     # -- analyze ------------------------------------------------------------------------
@@ -680,10 +718,12 @@ class OfflineJudge:
         n_all = len(ALL_LEXICAL_FEATURES)
         out: list[np.ndarray] = []
         restated: list[np.ndarray] = []
-        for block, plan in zip(blocks, plans, strict=True):
+        #: (block, claim, premise) cells a premise sentence covers, for the role rule.
+        covered: list[tuple[int, int, int, str, tuple[str, ...]]] = []
+        for b, (block, plan) in enumerate(zip(blocks, plans, strict=True)):
             feats = np.zeros((len(block.claims), len(block.premises), len(ALL_FEATURES)))
             claims = [claim_cache[c] for c in block.claims]
-            shared = prepare_block(claims) if self._block_level and claims else None
+            shared = prepare_block(claims) if claims else None  # the gate reads a block feature
             for j, (premise_text, claims_as, _) in enumerate(plan):
                 premise = premise_cache[premise_text]
                 idf = shared.idf(premise) if shared is not None else None
@@ -692,24 +732,61 @@ class OfflineJudge:
                     feats[i, j, :n_lex] = claim_features(claim, premise)
                     if idf is not None:
                         feats[i, j, n_lex:n_all] = block_features(claim, premise, idf)
+                    feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text)
+                    if plan[j][2] is None and (sentences := covering_sentences(claim, premise)):
+                        covered.append((b, i, j, claim_text, sentences))
                     if semantic is not None:
                         feats[i, j, _SEMANTIC] = semantic(claim_text, premise_text)
             out.append(feats)
             restated.append(_restated(block, plan, claim_cache))
+        self._fill_roles(out, covered)
         if self._uses_model:
-            cells = _gated_cells(
-                blocks,
-                plans,
-                out,
-                restated,
-                claim_cache,
-                premise_cache,
-                self.calibration.min_content_share,
-            )
+            wanted = [self._model_decides(f) for f in out]
+            cells = _gated_cells(blocks, plans, restated, claim_cache, premise_cache, wanted)
             checked = fill_nli_features(out, cells, self._model_or_load(), columns=_NLI_COLUMNS)
             with self._count_lock:  # verify runs in worker threads
                 self.model_pairs += checked
         return out, restated
+
+    def _fill_roles(
+        self, feats: list[np.ndarray], covered: list[tuple[int, int, int, str, tuple[str, ...]]]
+    ) -> None:
+        """``role_conflict`` of the cells a premise sentence covers (left at 0 without
+        spaCy's parser)."""
+        if not covered or self._parser is False:
+            return
+        if self._parser is None:
+            try:
+                from ragmeter.judges.claim_split import load_parser
+
+                self._parser = load_parser()
+            except (ImportError, ModelUnavailableError):
+                self._parser = False
+                return
+        found = role_conflicts(self._parser, [(c, sents) for *_, c, sents in covered])
+        for (b, i, j, _, _), swapped in zip(covered, found, strict=True):
+            feats[b][i, j, _ROLE] = float(swapped)
+
+    def _model_decides(self, feats: np.ndarray) -> np.ndarray:
+        """Cells (claims × premises) the model is run on: above the content-share gate, and
+        (``skip_decided``) whose verdict the model's features can still change, given the
+        calibration's weights on them and the cell's other features (a hard conflict, or a
+        lexical support so low or so high that no model output moves it across the
+        threshold, decides the verdict alone)."""
+        gate = feats[..., ALL_FEATURES.index(GATE_FEATURE)] > self.calibration.min_content_share
+        if not self.skip_decided:
+            return gate
+        lexical = np.delete(np.arange(len(self._columns)), self._nli_weights)
+        z = feats[..., self._columns[lexical]] @ self._weights[lexical] + self.calibration.bias
+        w = self._weights[self._nli_weights]
+        checked = w[-1]  # nli_checked: 1 on every cell the model reads
+        low, high = (
+            z + checked + np.minimum(w[:-1], 0).sum(),
+            z + checked + np.maximum(w[:-1], 0).sum(),
+        )
+        cut = np.log(self.calibration.threshold / (1 - self.calibration.threshold))
+        undecided = (high >= cut) & (low < cut)
+        return gate & undecided & ~hard_conflicts(feats, self.calibration.min_content_share)
 
     def _model_or_load(self) -> Any:
         if self._model is None:

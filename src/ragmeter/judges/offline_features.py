@@ -38,7 +38,8 @@ Evidence with word weights (:func:`block_features`, ``BLOCK_FEATURES``)
     ``sentence_precision``
         The share of content words within the premise's best single sentence.
     ``prefix_precision``
-        The share of content words whose 5-letter stem prefix occurs in the premise.
+        The share of content words whose stem, or its 5-letter prefix, begins a premise stem
+        (the verifier's gate: see ``GATE_FEATURE`` in :mod:`ragmeter.judges.offline`).
     ``idf_missing``
         ``log(1 + IDF mass of the content words missing from the premise)``.
     ``content_share``
@@ -79,6 +80,7 @@ __all__ = [
     "FEATURES",
     "LEXICAL_FEATURES",
     "PremiseText",
+    "as_named_in",
     "claim_features",
     "claims_by_sentence",
     "content_words",
@@ -124,7 +126,8 @@ STOP_WORDS: frozenset[str] = frozenset(
     )
 )
 
-#: Length of the stem prefixes that ``prefix_precision`` matches ("evaporat-" ~ "evaporation").
+#: Length of the stem prefixes that ``prefix_precision`` matches ("evaporat-" ~ "evaporation";
+#: a 4-letter stem matches the start of a longer one: "larg" ~ "largest").
 PREFIX = 5
 
 #: Negation words (SQuAD tokens: "don't" is "dont").
@@ -369,7 +372,7 @@ class PremiseText:
     stems: frozenset[str]
     words: frozenset[str]
     windows: tuple[frozenset[str], ...]
-    #: Stems of each sentence, and the 5-letter prefixes of every stem.
+    #: Stems of each sentence, and the 4- and 5-letter prefixes of every stem.
     sentence_stems: tuple[frozenset[str], ...]
     prefixes: frozenset[str]
     #: The tokens joined by single spaces, with a space at each end.
@@ -417,7 +420,7 @@ def prepare_premise(text: str) -> PremiseText:
         words=frozenset(toks),
         windows=windows,
         sentence_stems=tuple(sentence_stems),
-        prefixes=frozenset(w[:PREFIX] for ss in sentence_stems for w in ss),
+        prefixes=frozenset(w[:k] for ss in sentence_stems for w in ss for k in (4, PREFIX)),
         joined=f" {' '.join(toks)} ",
         sentences=sentences,
         negated=not NEGATIONS.isdisjoint(toks),
@@ -543,7 +546,8 @@ def block_features(claim: ClaimText, premise: PremiseText, idf: dict[str, float]
         sentence = max(sum(map(ss.__contains__, content)) for ss in premise.sentence_stems)
         sentence /= len(content)
     prefixes = premise.prefixes
-    prefix = sum(1 for t in content if t[:PREFIX] in prefixes) / len(content)
+    # a 4-letter stem matches as a prefix too ("larg", from "large", in "largest")
+    prefix = sum(1 for t in content if t in stems or t[:PREFIX] in prefixes) / len(content)
     idf_missing = math.log1p(sum(w for w, p in zip(weights, present, strict=True) if not p))
     negation = 0.0
     if claim.negated:
@@ -559,3 +563,43 @@ def block_features(claim: ClaimText, premise: PremiseText, idf: dict[str, float]
         negation,
         float(missing_dates),
     ]
+
+
+# A name followed by its acronym in brackets: "Life Insurance Corporation of India (LIC)".
+_ACRONYM_RE = re.compile(
+    r"\b(?!(?:The|A|An|In|On)\s)((?:[A-Z][\w&'-]*)(?:\s+(?:of|and|for|the|de|&)?\s*[A-Z][\w&'-]*)+)\s+\(([A-Z][A-Za-z&]{1,9})\)"
+)
+
+
+def _initials_match(name: str, acronym: str) -> bool:
+    initials = [w[0] for w in name.split() if w[0].isupper()]
+    letters = [c for c in acronym if c.isupper()]
+    it = iter(initials)
+    return bool(letters) and letters[0] == initials[0] and all(c in it for c in letters)
+
+
+def as_named_in(claim: str, premise: str) -> str:
+    """``claim`` with a name it gives with its acronym in the form ``premise`` uses: the
+    acronym alone where the premise has it and not the full name, the full name alone where
+    the premise has that and not the acronym; unchanged otherwise.
+
+    Examples
+    --------
+    >>> claim = "The Life Insurance Corporation of India (LIC) manages funds."
+    >>> as_named_in(claim, "LIC is the largest investor.")
+    'The LIC manages funds.'
+    >>> as_named_in(claim, "The Life Insurance Corporation of India was founded in 1956.")
+    'The Life Insurance Corporation of India manages funds.'
+    >>> as_named_in(claim, "LIC, the Life Insurance Corporation of India, ...") == claim
+    True
+    """
+    for match in _ACRONYM_RE.finditer(claim):
+        name, acronym = match.group(1), match.group(2)
+        if not _initials_match(name, acronym):
+            continue
+        has_acronym = re.search(rf"\b{re.escape(acronym)}\b", premise) is not None
+        has_name = name.lower() in premise.lower()
+        if has_acronym != has_name:
+            kept = acronym if has_acronym else name
+            return as_named_in(claim[: match.start()] + kept + claim[match.end() :], premise)
+    return claim

@@ -1,0 +1,210 @@
+"""Conflicts the offline verifier reads in the premise clause a claim is about.
+
+Word overlap cannot tell "imports increased by 15 percent" from "imports decreased by 15
+percent", nor "Aspirin should be given" from "Aspirin should not be given": every content
+word is there. These rules look at the premise's clauses (its sentences cut at semicolons
+and at a comma before a contrasting conjunction) that hold every content word of the claim,
+and flag a cell (claim, premise) as a hard conflict when
+
+``polarity_conflict``
+    every such clause is negated and the claim is not, or the claim is negated and none of
+    them is ("not only" is no negation);
+``antonym_conflict``
+    the claim holds a word of :data:`ragmeter.text.ANTONYMS` that no clause covering the
+    claim holds, and a clause holding the rest of the claim's content words holds its
+    opposite instead ("larger" for "smaller", "before" for "after");
+``role_conflict``
+    the claim's verb has the same lemma as a verb of a premise sentence that holds every
+    content word of the claim, and the claim's subject is that verb's object and its object
+    that verb's subject ("Chelsea beat Arsenal" against "Arsenal beat Chelsea", "Lumo
+    acquired Brightline" against "Lumo was acquired by Brightline"); read from spaCy's
+    dependency parse (:func:`role_conflicts`, 0 without spaCy).
+
+A premise without a clause that covers the claim gives no conflict: these rules only read
+what the premise says about the claim's own words.
+
+Examples
+--------
+>>> from ragmeter.judges.offline_features import prepare_claim
+>>> premise = "Jupiter is larger than Saturn, although Saturn's rings look bigger."
+>>> conflict_features(prepare_claim("Jupiter is smaller than Saturn."), premise)
+(0.0, 1.0)
+>>> conflict_features(prepare_claim("Jupiter is not larger than Saturn."), premise)
+(1.0, 0.0)
+>>> conflict_features(prepare_claim("Jupiter is larger than Saturn."), premise)
+(0.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ragmeter.judges.offline_features import NEGATIONS, ClaimText, PremiseText, stem
+from ragmeter.text import ANTONYM_OF, split_sentences, tokens
+
+__all__ = [
+    "CONFLICT_RULE_FEATURES",
+    "Clause",
+    "clauses_of",
+    "conflict_features",
+    "covering_sentences",
+    "role_conflicts",
+]
+
+#: The features this module adds, in order (each 1.0 for a conflict, else 0.0).
+CONFLICT_RULE_FEATURES: tuple[str, ...] = ("polarity_conflict", "antonym_conflict", "role_conflict")
+
+# A clause boundary inside a sentence: a semicolon, or a comma before a contrasting or
+# coordinating conjunction.
+_CLAUSE_RE = re.compile(
+    r";\s+|,\s+(?=(?:but|although|though|while|whereas|yet|and|so|which|because)\s)",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One clause of a premise: its words, their stems, and whether it is negated."""
+
+    words: frozenset[str]
+    stems: frozenset[str]
+    negated: bool
+
+
+@lru_cache(maxsize=4096)
+def clauses_of(premise: str) -> tuple[Clause, ...]:
+    """The clauses of ``premise``: each sentence cut at semicolons and at a comma before a
+    conjunction ("Jupiter is larger than Saturn, although ..." gives two)."""
+    out = []
+    for sentence in split_sentences(premise):
+        for part in _CLAUSE_RE.split(sentence):
+            toks = tokens(part)
+            if not toks:
+                continue
+            joined = " ".join(toks)
+            negated = not NEGATIONS.isdisjoint(toks) and "not only" not in joined
+            out.append(Clause(frozenset(toks), frozenset(map(stem, toks)), negated))
+    return tuple(out)
+
+
+def conflict_features(claim: ClaimText, premise: str) -> tuple[float, float]:
+    """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``."""
+    content = frozenset(claim.content)
+    if not content:
+        return 0.0, 0.0
+    clauses = clauses_of(premise)
+    covering = [c for c in clauses if content <= c.stems]
+    polarity = 0.0
+    if covering and all(c.negated != claim.negated for c in covering):
+        polarity = 1.0
+    antonym = 0.0
+    words = frozenset(claim.tokens)
+    for word in words:
+        opposite = ANTONYM_OF.get(word)
+        if opposite is None or opposite in words or any(word in c.words for c in covering):
+            continue
+        rest = content - {stem(word)}
+        if rest and any(opposite in c.words and rest <= c.stems for c in clauses):
+            antonym = 1.0
+            break
+    return polarity, antonym
+
+
+def covering_sentences(claim: ClaimText, premise: PremiseText) -> tuple[str, ...]:
+    """The sentences of ``premise`` that hold every content word of ``claim``."""
+    content = frozenset(claim.content)
+    if not content:
+        return ()
+    return tuple(
+        s
+        for s, stems in zip(premise.sentences, premise.sentence_stems, strict=True)
+        if content <= stems
+    )
+
+
+# Roles: who does (agents) and to whom or what (patients), per verb.
+_MODIFIERS = frozenset({"compound", "amod", "nmod", "nummod", "poss", "flat"})
+_HOLDERS = frozenset({"advmod", "acomp", "dobj", "npadvmod", "attr", "dative"})
+
+
+def _key(token: Any) -> frozenset[str]:
+    """The words naming a noun: itself, its modifiers on the left, and an apposition."""
+    words = {token.lower_}
+    words.update(t.lower_ for t in token.lefts if t.dep_ in _MODIFIERS)
+    for child in token.rights:
+        if child.dep_ == "appos":
+            words |= _key(child)
+    return frozenset(words)
+
+
+def _nouns(tokens_: Any) -> list[frozenset[str]]:
+    return [_key(t) for t in tokens_ if t.pos_ in ("NOUN", "PROPN")]
+
+
+def _objects_of_prepositions(token: Any) -> list[Any]:
+    return [g for p in token.children if p.dep_ == "prep" for g in p.children if g.dep_ == "pobj"]
+
+
+def _roles(nlp: Any, doc: Any) -> list[tuple[str, list[frozenset[str]], list[frozenset[str]]]]:
+    """(verb lemma, agents, patients) of every verb with a noun agent and a noun patient."""
+    from ragmeter.models.syntax import lemma
+
+    out = []
+    for verb in doc:
+        if verb.pos_ not in ("VERB", "AUX"):
+            continue
+        agents, patients = [], []
+        for child in verb.children:
+            if child.dep_ == "nsubj":
+                agents.append(child)
+            elif child.dep_ == "agent":
+                agents.extend(g for g in child.children if g.dep_ == "pobj")
+            elif child.dep_ in ("dobj", "nsubjpass", "dative", "npadvmod"):
+                # "npadvmod": the small parser's reading of "beat Arsenal 2-1"
+                patients.append(child)
+                patients.extend(_objects_of_prepositions(child))
+            elif child.dep_ == "prep":
+                patients.extend(g for g in child.children if g.dep_ == "pobj")
+            elif child.dep_ in _HOLDERS:
+                patients.extend(_objects_of_prepositions(child))
+        agent_keys, patient_keys = _nouns(agents), _nouns(patients)
+        if agent_keys and patient_keys:
+            out.append((lemma(nlp, verb), agent_keys, patient_keys))
+    return out
+
+
+def _same(a: frozenset[str], b: frozenset[str]) -> bool:
+    return a <= b or b <= a
+
+
+def _swapped(claim_roles: list, premise_roles: list) -> bool:
+    for verb, agents, patients in claim_roles:
+        for p_verb, p_agents, p_patients in premise_roles:
+            if verb != p_verb:
+                continue
+            for agent in agents:
+                if any(_same(agent, a) for a in p_agents):
+                    continue
+                if any(_same(agent, p) for p in p_patients) and any(
+                    _same(patient, a) for patient in patients for a in p_agents
+                ):
+                    return True
+    return False
+
+
+def role_conflicts(nlp: Any, cells: Sequence[tuple[str, tuple[str, ...]]]) -> list[bool]:
+    """For each (claim, premise sentences that cover it): whether the claim swaps the
+    subject and object of a verb of one of the sentences (see the module's docstring).
+    Every text is parsed once, in one batch."""
+    from ragmeter.models.syntax import parse
+
+    texts = list(dict.fromkeys(t for claim, sents in cells for t in (claim, *sents)))
+    roles = dict(zip(texts, (_roles(nlp, d) for d in parse(nlp, texts)), strict=True))
+    return [
+        bool(roles[claim]) and any(_swapped(roles[claim], roles[s]) for s in sents)
+        for claim, sents in cells
+    ]
