@@ -1,7 +1,9 @@
 """Command line: parse, call the API, print. The one place errors are worded for humans.
 
 Exit codes: 0 success, 1 a quality gate failed (--fail-under) and nothing else, 2 bad input or
-options, or any other error (always with a line starting "Error:").
+options, a judge that refused or went away (the run stops), rows that failed on the judge's or a
+model's endpoint (the run ends; --resume retries them), or any other error (always with a line
+starting "Error:").
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter.cli_verifier import (
+    AllowDownloadOption,
+    DeviceOption,
+    VerifierLabelOption,
+    VerifierOption,
+    VerifierThresholdOption,
+    verifier_settings,
+)
 from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
@@ -91,10 +101,21 @@ def evaluate(
     judge: Annotated[
         str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
     ] = "offline",
+    verifier: VerifierOption = "judge",
+    verifier_label: VerifierLabelOption = None,
+    verifier_threshold: VerifierThresholdOption = None,
+    device: DeviceOption = None,
+    allow_download: AllowDownloadOption = False,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")
     ] = None,
     max_concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once.")] = 16,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds a judge call may take in all (each try).")
+    ] = 60.0,
+    max_retries: Annotated[
+        int, typer.Option(help="Retries of a judge call that timed out or got 429 / 5xx.")
+    ] = 5,
     cache: Annotated[Path | None, typer.Option(help="Judge cache file (SQLite).")] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read or write the cache.")
@@ -155,12 +176,17 @@ def evaluate(
         gates = parse_thresholds(fail_under or [], "--fail-under")
         settings = Settings(
             judge=judge,
+            **verifier_settings(
+                verifier, verifier_label, verifier_threshold, device, allow_download
+            ),
             base_url=base_url,
             embedder=embedder,
             relevance_model=relevance_model,
             relevance_dtype=relevance_dtype,
             reward_model=reward_model,
             max_concurrency=max_concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
             cache_path=str(cache) if cache else None,
             use_cache=not no_cache,
             price_in=price_in,
@@ -239,7 +265,9 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
     """Why the run's outcome cannot be trusted as a pass (exit 2), or None.
 
     Every row failing on every metric means bad input or a bad column mapping, not a
-    score; a gate on a metric the run did not compute is a bad option.
+    score; a gate on a metric the run did not compute is a bad option; a score that failed on
+    the judge's or a model's endpoint (a timeout, HTTP 5xx, 429 after every retry) leaves the
+    run incomplete.
     """
     missing = [name for name in gates if name not in result.summary]
     if missing:
@@ -249,6 +277,15 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
             f"--fail-under names {', '.join(missing)}, which this run did not compute"
             + (f" ({why})" if why else "")
             + ". Add it to --metrics or map the columns it needs with --column."
+        )
+    infrastructure = (result.info.get("failure_causes") or {}).get("infrastructure", 0)
+    if infrastructure:
+        first = result.info.get("first_infrastructure_failure")
+        where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
+        return (
+            f"{infrastructure} score{'s' if infrastructure != 1 else ''} failed on the judge's or "
+            f"a model's endpoint, not on the data, so the run is incomplete.{where} Rerun with "
+            "the same --out and --resume: only the failed rows are scored again."
         )
     summaries = list(result.summary.values())
     if summaries and all(s.count == 0 and s.undefined == 0 and s.failed > 0 for s in summaries):

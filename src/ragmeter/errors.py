@@ -7,17 +7,23 @@
     ├── DataError              input that cannot be read at all (file, line, column)
     │   └── MissingColumnError a metric needs a column the dataset lacks entirely
     ├── JudgeError             a judge could not be reached or configured
-    │   └── JudgeReplyError    a judge reply failed validation after the retry
+    │   ├── JudgeReplyError    a judge reply failed validation after the retry
+    │   └── JudgeUnavailableError  the judge refuses or cannot be reached: the run stops
     ├── ModelUnavailableError  a local model is not installed or not found on disk
     └── CacheError             the cache file is corrupt or locked
 
-Row-level problems are never raised out of a run: they become ``Failure`` records.
+Row-level problems are never raised out of a run: they become ``Failure`` records, each with
+a cause (:func:`failure_cause`). Only :class:`JudgeUnavailableError` (a refused key, an unknown
+model or route, an endpoint that no longer accepts connections) stops a run: every later row
+would fail the same way.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+
+from ragmeter.types import FailureCause
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
@@ -50,9 +56,31 @@ class JudgeReplyError(JudgeError):
     """A judge reply did not validate against its schema or its input."""
 
 
+class JudgeUnavailableError(JudgeError):
+    """The judge refused (HTTP 401, 403, 404) or cannot be reached any more; the run stops."""
+
+
 class ModelUnavailableError(RagmeterError):
     """A local model is missing; the message says how to supply it."""
 
 
 class CacheError(RagmeterError):
     """The judge cache cannot be used."""
+
+
+#: Libraries whose exceptions mean an endpoint failed (the OpenAI SDK and its HTTP stack).
+_CLIENT_LIBRARIES = ("openai", "httpx", "httpx2", "httpcore")
+
+
+def failure_cause(exc: BaseException) -> FailureCause:
+    """Why ``exc`` failed a row: ``"judge"`` for a judge reply that did not validate,
+    ``"infrastructure"`` for a judge or model endpoint that failed (HTTP errors, timeouts,
+    dropped connections), ``"row"`` for everything else (the row's data, a metric's limits).
+
+    Failures caused by the judge or the infrastructure are retried by ``--resume``.
+    """
+    if isinstance(exc, JudgeReplyError):
+        return "judge"
+    if isinstance(exc, JudgeError) or type(exc).__module__.split(".")[0] in _CLIENT_LIBRARIES:
+        return "infrastructure"
+    return "row"

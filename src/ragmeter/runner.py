@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 import logging
+import math
 import sys
 import tempfile
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import islice
@@ -23,10 +24,18 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, DataError, ModelUnavailableError
+from ragmeter.aio import gather_or_cancel
+from ragmeter.errors import (
+    ConfigError,
+    DataError,
+    JudgeUnavailableError,
+    ModelUnavailableError,
+    failure_cause,
+)
 from ragmeter.io.columns import ColumnMap, to_sample
 from ragmeter.io.paths import check_outputs, make_parent, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
+from ragmeter.io.results import read_results, scan_results
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
 from ragmeter.redact import known_secrets, redact_url, redact_value
@@ -147,7 +156,10 @@ async def aevaluate(
                     await preflight()
             runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
             started = dt.datetime.now(dt.UTC)
-            await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
+            try:
+                await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
+            except JudgeUnavailableError as exc:
+                raise JudgeUnavailableError(stopped_message(exc, runner.n_rows, out)) from None
             result = runner.result(started, data_name=source.name)
         finally:
             await ctx.aclose()
@@ -166,6 +178,16 @@ async def aevaluate(
     return result
 
 
+def stopped_message(exc: JudgeUnavailableError, n_rows: int, out: str | Path | None) -> str:
+    """Why a run stopped, and what of it was kept."""
+    if out is None:
+        return f"{exc} The run stopped. Pass out=PATH to keep the rows scored before a stop."
+    return (
+        f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the judge, then rerun "
+        "with --resume to score the rest."
+    )
+
+
 def _check_settings(settings: Settings) -> None:
     if settings.max_concurrency < 1:
         raise ConfigError(
@@ -173,6 +195,12 @@ def _check_settings(settings: Settings) -> None:
         )
     if settings.batch_size < 1:
         raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {settings.batch_size}.")
+    if not settings.timeout > 0 or math.isinf(settings.timeout):
+        raise ConfigError(
+            f"The 'timeout' setting must be a number of seconds > 0. Got {settings.timeout!r}."
+        )
+    if settings.max_retries < 0:
+        raise ConfigError(f"The 'max_retries' setting must be >= 0. Got {settings.max_retries}.")
     for name in ("ks", "relevance_ks"):
         for k in getattr(settings, name):
             if not isinstance(k, int) or k < 1:
@@ -369,7 +397,7 @@ class BatchScorer:
             for family, groups in work.items()
             for names, items in groups.items()
         ]
-        for items, names, outcomes in await asyncio.gather(*jobs):
+        for items, names, outcomes in await gather_or_cancel(jobs):
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
                 for name in names:
                     results[pos].record(name, outcome_map[name])
@@ -385,6 +413,8 @@ class BatchScorer:
         try:
             outcomes = await fam.score_batch(samples, names)
             outcomes = [self._checked(names, o) for o in _aligned(outcomes, len(samples))]
+        except JudgeUnavailableError:
+            raise  # every row would fail the same way: the run stops
         except Exception as exc:
             if len(samples) == 1:
                 return items, names, [_all_failed(names, exc)]
@@ -394,6 +424,8 @@ class BatchScorer:
                 try:
                     one = await fam.score_batch([sample], names)
                     outcomes.append(self._checked(names, _aligned(one, 1)[0]))
+                except JudgeUnavailableError:
+                    raise
                 except Exception as exc_one:
                     outcomes.append(_all_failed(names, exc_one))
         return items, names, outcomes
@@ -442,6 +474,17 @@ class _Runner:
         self.n_rows = 0
         # With rows streamed to a file and not kept, the first failures still reach the summary.
         self.first_failures: list[tuple[int, str, str]] = []
+        #: Failures by cause other than the row's own ("judge", "infrastructure").
+        self.causes: Counter[str] = Counter()
+        #: (row, metric, message) of the first failure on the infrastructure.
+        self.first_infrastructure: tuple[int, str, str] | None = None
+
+    def count_causes(self, row: RowResult) -> None:
+        """Count the causes of a row's failures; keep the first one on the infrastructure."""
+        for metric, cause in row.failure_causes.items():
+            self.causes[cause] += 1
+            if cause == "infrastructure" and self.first_infrastructure is None:
+                self.first_infrastructure = (row.index, metric, row.failures.get(metric, ""))
 
     async def run(self, *, out: Path | None, resume: bool, progress: bool | None) -> None:
         done: set[int] = set()
@@ -471,29 +514,35 @@ class _Runner:
                 bar.stop()
 
     def _load_done(self, out: Path) -> set[int]:
-        """Rows already in ``out``: count them, keep them, drop a torn last line."""
+        """Rows already in ``out`` that stay: count and keep them; cut off a torn last line.
+
+        A row that failed on the judge or the infrastructure is not done: it is scored again
+        and its new line supersedes the old one (see :mod:`ragmeter.io.results`).
+        """
         done: set[int] = set()
-        good_bytes = 0
-        with out.open("rb") as fh:
-            for raw in fh:
-                if not raw.endswith(b"\n"):
-                    break
-                try:
-                    rec = json.loads(raw)
-                    row = RowResult.from_json(rec)
-                except (ValueError, KeyError, TypeError):
-                    break
-                good_bytes += len(raw)
-                done.add(row.index)
-                self._account(row)
-        with out.open("r+b") as fh:
-            fh.truncate(good_bytes)
+        scan = scan_results(out)
+        for lineno, rec in read_results(out, scan):
+            try:
+                row = RowResult.from_json(rec)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise DataError(
+                    f"{out}, line {lineno}: not a row of results ({exc}). Give --out a new "
+                    "file, or resume the results file this run wrote."
+                ) from None
+            if row.retried:
+                continue
+            done.add(row.index)
+            self._account(row)
+        if scan.torn:
+            with out.open("r+b") as fh:
+                fh.truncate(scan.good_bytes)
         return done
 
     def _account(self, row: RowResult) -> None:
         self.n_rows += 1
         for name, acc in self.acc.items():
             acc.add(row, name)
+        self.count_causes(row)
         if self.keep_rows:
             self.rows.append(row)
         elif row.failures and len(self.first_failures) < 5:
@@ -518,8 +567,18 @@ class _Runner:
             n_rows=self.n_rows,
             started=started,
             data_name=data_name,
-            extra_info=None if self.keep_rows else {"first_failures": self.first_failures[:5]},
+            extra_info={
+                **self.cause_info(),
+                **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
+            },
         )
+
+    def cause_info(self) -> dict[str, Any]:
+        """The run record's count of failures by cause (rows retried by ``--resume``)."""
+        return {
+            "failure_causes": {cause: self.causes[cause] for cause in ("judge", "infrastructure")},
+            "first_infrastructure_failure": self.first_infrastructure,
+        }
 
 
 def make_result(
@@ -610,7 +669,8 @@ def _all_failed(names: Sequence[str], exc: BaseException) -> dict[str, Outcome]:
     message = str(exc) or type(exc).__name__
     if not isinstance(exc, ValueError | RuntimeError) or type(exc).__module__ != "builtins":
         message = f"{type(exc).__name__}: {message}"
-    return {name: Failure(name, message) for name in names}
+    cause = failure_cause(exc)
+    return {name: Failure(name, message, cause=cause) for name in names}
 
 
 def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list[Row]]:

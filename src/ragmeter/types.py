@@ -88,6 +88,13 @@ class Score:
         return cls(value=None, reason=reason, details=details or None)
 
 
+#: Why a row failed: its data or a metric's limits ("row", final); the judge's reply ("judge")
+#: or the judge's or a model's endpoint ("infrastructure"), both retried by ``--resume``.
+FailureCause = Literal["row", "judge", "infrastructure"]
+#: Causes of failures that ``--resume`` scores again.
+RETRIED_CAUSES: frozenset[str] = frozenset({"judge", "infrastructure"})
+
+
 @dataclass(frozen=True, slots=True)
 class Failure:
     """A metric could not be computed for one row; the run goes on."""
@@ -95,6 +102,7 @@ class Failure:
     metric: str
     message: str
     field: str | None = None
+    cause: FailureCause = "row"
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +167,15 @@ class RowResult:
     failures: dict[str, str] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] | None = None
+    #: Cause of each failure that is not the row's own ("judge", "infrastructure").
+    failure_causes: dict[str, str] = field(default_factory=dict)
 
     def record(self, metric: str, outcome: Score | Failure) -> None:
         if isinstance(outcome, Failure):
             self.failures[metric] = outcome.message
             self.scores[metric] = None
+            if outcome.cause != "row":
+                self.failure_causes[metric] = outcome.cause
             return
         self.scores[metric] = outcome.value
         if outcome.reason:
@@ -182,7 +194,14 @@ class RowResult:
             failures=dict(rec.get("failures", {})),
             details=dict(rec.get("details", {})),
             metadata=rec.get("metadata"),
+            failure_causes=dict(rec.get("failure_causes", {})),
         )
+
+    @property
+    def retried(self) -> bool:
+        """Whether ``--resume`` scores this row again: a failure came from the judge or the
+        infrastructure, not from the row."""
+        return any(cause in RETRIED_CAUSES for cause in self.failure_causes.values())
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -195,4 +214,6 @@ class RowResult:
         }
         if self.metadata:
             row["metadata"] = dict(self.metadata)
+        if self.failure_causes:
+            row["failure_causes"] = self.failure_causes
         return row

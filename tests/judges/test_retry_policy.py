@@ -55,3 +55,13 @@ def test_invalid_policies_are_rejected() -> None:
         RetryPolicy(max_retries=-1)
     with pytest.raises(ValueError, match="base_delay"):
         RetryPolicy(base_delay=5, max_delay=1)
+
+
+def test_a_connection_that_cannot_be_opened_is_retried_only_a_few_times() -> None:
+    policy = RetryPolicy(max_retries=5, max_connect_retries=2)
+    assert policy.delay(retries_done=1, kind="connect", rng=rng()) is not None
+    assert policy.delay(retries_done=2, kind="connect", rng=rng()) is None
+    # A connection that broke during a request keeps the full budget.
+    assert policy.delay(retries_done=2, kind="connection", rng=rng()) is not None
+    with pytest.raises(ValueError, match="max_connect_retries"):
+        RetryPolicy(max_connect_retries=-1)

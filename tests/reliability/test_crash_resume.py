@@ -16,8 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,47 +30,12 @@ CONCURRENCY = 4
 N_ROWS = 80
 
 
-class Server:
-    """``python -m ragmeter.testing.server`` in its own process (as a user would start it)."""
-
-    def __init__(self, latency: float) -> None:
-        self.proc = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "ragmeter.testing.server"),
-                *("--port", "0", "--latency", str(latency)),
-            ],
-            env={**os.environ, **ENV},
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().strip()
-        assert line.startswith("PORT="), line
-        self.url = f"http://127.0.0.1:{int(line.removeprefix('PORT='))}"
-
-    def stats(self) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.url}/stats", timeout=10) as resp:
-            return json.loads(resp.read())
-
-    def reset(self) -> None:
-        req = urllib.request.Request(f"{self.url}/reset", data=b"{}", method="POST")
-        urllib.request.urlopen(req, timeout=10).close()
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-
-
 @pytest.fixture
-def slow_server() -> Iterator[Server]:
-    server = Server(latency=0.05)
-    try:
-        yield server
-    finally:
-        server.stop()
+def slow_server(spawn_server: Any) -> Any:
+    return spawn_server(latency=0.05)
 
 
-def cli_args(data: Path, out: Path, cache: Path, server: Server, *extra: str) -> list[str]:
+def cli_args(data: Path, out: Path, cache: Path, server: Any, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -129,7 +92,7 @@ def cached_replies(path: Path) -> int:
 
 
 def test_sigkill_then_resume_repeats_no_completed_call_and_matches_a_full_run(
-    tmp_path: Path, slow_server: Server, samples: Any
+    tmp_path: Path, slow_server: Any, samples: Any
 ) -> None:
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in samples(N_ROWS)))

@@ -154,8 +154,9 @@ def test_credentials_echoed_in_failures_stay_out_of_results_and_stderr(
     finally:
         os.chdir(old)
     proc = subprocess.CompletedProcess([], res.exit_code, res.stdout, res.stderr)
-    assert proc.returncode == 2, (proc.stdout, proc.stderr)  # every row failed
-    record = json.loads(out.read_text())
-    assert "404" in record["failures"]["faithfulness"], record
-    for blob in (out.read_text(), sidecar_path(out).read_text(), proc.stderr, proc.stdout):
+    # A 404 stops the run (item 6): the server's echo is in the reason on stderr.
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "HTTP 404" in proc.stderr, proc.stderr
+    written = [p.read_text() for p in (out, sidecar_path(out)) if p.exists()]
+    for blob in (*written, proc.stderr, proc.stdout):
         assert password not in blob and query_key not in blob, blob

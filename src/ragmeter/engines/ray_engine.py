@@ -33,13 +33,20 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, JudgeUnavailableError, RagmeterError
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import SUFFIXES, Row, _csv_cell, jsonl_row, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.result import RunResult, json_record, write_sidecar
-from ragmeter.runner import BatchScorer, Plan, _check_settings, _Runner, make_result
+from ragmeter.runner import (
+    BatchScorer,
+    Plan,
+    _check_settings,
+    _Runner,
+    make_result,
+    stopped_message,
+)
 from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
@@ -304,6 +311,8 @@ def run_ray(
             data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars = saved
     except Exception as exc:
         cause = _ragmeter_cause(exc)
+        if isinstance(cause, JudgeUnavailableError):
+            raise JudgeUnavailableError(stopped_message(cause, state.n_rows, out)) from None
         if cause is not None:
             raise cause from exc
         raise
@@ -319,7 +328,10 @@ def run_ray(
         n_rows=state.n_rows,
         started=started,
         data_name=source.name,
-        extra_info={"engine": {"name": "ray", "workers": workers, "address": address}},
+        extra_info={
+            "engine": {"name": "ray", "workers": workers, "address": address},
+            **state.cause_info(),
+        },
     )
     if out_path is not None:
         write_sidecar(out_path, result.info)
@@ -451,6 +463,9 @@ def _drain(
                 sink.flush()
             if state.keep_rows:
                 state.rows.extend(RowResult.from_json(json.loads(t)) for t in written)
+            for text in written:
+                if '"failure_causes":' in text:
+                    state.count_causes(RowResult.from_json(json.loads(text)))
             state.n_rows += len(written)
             for name in job.metrics:
                 kinds = batch.column(f"k:{name}").to_numpy()[fresh]

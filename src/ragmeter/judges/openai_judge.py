@@ -10,8 +10,11 @@ back once with the problem stated; a second bad reply raises :class:`JudgeReplyE
 
 ``timeout`` is a deadline for each whole request (connect, send, every byte of the reply).
 Retries (see :mod:`ragmeter.judges.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
-dropped connections back off exponentially with jitter; other 4xx fail at once. One semaphore
-bounds the requests in flight for the whole run. ``Usage`` counts every HTTP request sent
+dropped connections back off exponentially with jitter; other 4xx fail at once. A judge that
+refuses (401, 403, 404) or whose endpoint stops accepting connections raises
+:class:`JudgeUnavailableError`, and so does every later request of this judge: the run stops
+instead of failing each remaining row the same way. One semaphore bounds the requests in
+flight for the whole run. ``Usage`` counts every HTTP request sent
 (``calls``), cache hits, tokens reported by the server, retries (transport and validation),
 failures and cost.
 """
@@ -30,7 +33,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
-from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
+from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
@@ -47,6 +50,8 @@ T = TypeVar("T")
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 _MODES = ("json_schema", "json_object", "none")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+#: Answers that no retry and no other row can change: the key, the access, the model or route.
+_REFUSALS = (401, 403, 404)
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -106,6 +111,8 @@ class OpenAIJudge:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._client: Any = None
+        #: Set once the endpoint refused or went away; every later request raises it.
+        self._unavailable: JudgeUnavailableError | None = None
 
     # ------------------------------------------------------------ plumbing
 
@@ -123,6 +130,7 @@ class OpenAIJudge:
             if self._api_key is None and self.key_required:
                 raise JudgeError(self._missing_key_message())
             self._loop = loop
+            self._unavailable = None  # a new run asks again
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
             # The SDK appends paths to the base URL as text, so a query string in it (Azure's
             # ?api-version=..., a key parameter) goes on every request as a default query.
@@ -172,11 +180,20 @@ class OpenAIJudge:
             403: "The key lacks access to this model or endpoint.",
             404: "Check the model name and --base-url (it usually ends in /v1).",
         }.get(status, "")
-        text = (
+        text = _redact(
             f"The judge endpoint {self.public_endpoint} answered HTTP {status} for model "
-            f"{self.model!r}: {message}. {hint}"
-        ).strip()
-        return JudgeError(_redact(text, self._api_key))
+            f"{self.model!r}: {message}. {hint}".strip(),
+            self._api_key,
+        )
+        return JudgeUnavailableError(text) if status in _REFUSALS else JudgeError(text)
+
+    def _gone(self, error: JudgeUnavailableError) -> JudgeUnavailableError:
+        """Remember that the endpoint refused or went away (the first reason is kept); every
+        later request of this judge raises it at once."""
+        if self._unavailable is None:
+            self._unavailable = error
+            log.debug("Judge %s is unavailable: %s", self.name, error)
+        return error
 
     async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
         """One chat completion with retries; returns the reply text (possibly invalid)."""
@@ -185,6 +202,8 @@ class OpenAIJudge:
         semaphore, client = self._bind()
         retries = 0
         while True:
+            if self._unavailable is not None:
+                raise JudgeUnavailableError(str(self._unavailable))
             fmt = self._response_format(name, schema)
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
             if fmt is not None:
@@ -194,6 +213,8 @@ class OpenAIJudge:
             retry_after: float | None = None
             try:
                 async with semaphore:
+                    if self._unavailable is not None:  # it went while this one waited
+                        raise JudgeUnavailableError(str(self._unavailable))
                     self.usage.calls += 1
                     # The SDK's custom-request route: the body is plain JSON already, so the
                     # typed-parameter transform (milliseconds per call) is skipped.
@@ -222,7 +243,8 @@ class OpenAIJudge:
             except (openai.APITimeoutError, TimeoutError):
                 kind, problem = "timeout", f"no reply within {self.timeout:g} s"
             except openai.APIConnectionError as exc:
-                kind, problem = "connection", f"connection failed ({exc.__cause__ or exc})"
+                kind = "connect" if _never_connected(exc) else "connection"
+                problem = f"connection failed ({exc.__cause__ or exc})"
             else:
                 self._record_tokens(response)
                 return _reply_text(response)
@@ -236,7 +258,21 @@ class OpenAIJudge:
             if delay is None:
                 self.usage.failures += 1
                 if kind == "status" and status is not None:
-                    raise self._http_error(status, problem)
+                    error = self._http_error(status, problem)
+                    if isinstance(error, JudgeUnavailableError):
+                        raise self._gone(error)
+                    raise error
+                if kind == "connect":
+                    raise self._gone(
+                        JudgeUnavailableError(
+                            _redact(
+                                f"The judge endpoint {self.public_endpoint} cannot be reached "
+                                f"any more: {problem}, {retries} retries. Start the server, or "
+                                "fix --base-url / OPENAI_BASE_URL.",
+                                self._api_key,
+                            )
+                        )
+                    )
                 raise JudgeError(
                     _redact(
                         f"The judge endpoint {self.public_endpoint} failed after {retries} "
@@ -374,7 +410,7 @@ class OpenAIJudge:
             )
             return
         except openai.APIConnectionError as exc:
-            raise JudgeError(
+            raise JudgeUnavailableError(
                 _redact(
                     f"Cannot reach the judge endpoint {self.public_endpoint} "
                     f"({exc.__cause__ or exc}). Start the server, or fix --base-url / "
@@ -397,6 +433,23 @@ class OpenAIJudge:
         if client is not None:
             with contextlib.suppress(RuntimeError):  # the loop that owned it is gone
                 await client.close()
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Whether a connection error is one where no connection could be opened (refused, no
+    route, no such host), not one that broke during a request (a dropped reply).
+
+    Read from the chain of causes by class name: the SDK's HTTP library varies by version
+    (``httpx``, ``httpx2``, ``httpcore`` below them), and each calls this ``ConnectError``.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "ConnectError" or isinstance(current, ConnectionRefusedError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _count(value: Any) -> int:

@@ -3,6 +3,8 @@
 - 429: wait what ``Retry-After`` says, clamped into ``[min_retry_after, max_retry_after]``; a
   value that is not a number of seconds >= 0 (NaN, negative, garbage) is ignored: back off.
 - 408, 5xx, timeouts and dropped connections: exponential backoff with jitter.
+- A connection that cannot be opened at all (refused, no such host): the same backoff, at most
+  ``max_connect_retries`` times; then the endpoint counts as gone and the run stops.
 - Any other 4xx: fail at once (retrying a bad request or a bad key only wastes money).
 - At most ``max_retries`` retries per request.
 """
@@ -19,7 +21,8 @@ from typing import Literal
 
 __all__ = ["FailureKind", "RetryPolicy", "parse_retry_after"]
 
-FailureKind = Literal["status", "timeout", "connection"]
+#: ``connection``: a connection broke during a request; ``connect``: none could be opened.
+FailureKind = Literal["status", "timeout", "connection", "connect"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +33,15 @@ class RetryPolicy:
     max_retry_after: float = 120.0
     #: A server that says "retry now" (``Retry-After: 0``) still gets this pause.
     min_retry_after: float = 0.05
+    #: Retries of a connection that cannot be opened (a server that died or never started):
+    #: enough for a blip, not a minute of waiting on an endpoint that is gone.
+    max_connect_retries: int = 3
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0. Got {self.max_retries}.")
+        if self.max_connect_retries < 0:
+            raise ValueError(f"max_connect_retries must be >= 0. Got {self.max_connect_retries}.")
         if not 0 <= self.min_retry_after <= self.max_retry_after:
             raise ValueError(
                 "Retry-After bounds must satisfy 0 <= min_retry_after <= max_retry_after. "
@@ -70,6 +78,8 @@ class RetryPolicy:
     ) -> float | None:
         """Seconds to wait before the next attempt, or None to give up now."""
         if not self.retryable(kind, status) or retries_done >= self.max_retries:
+            return None
+        if kind == "connect" and retries_done >= self.max_connect_retries:
             return None
         if status == 429 and retry_after is not None and retry_after >= 0:  # False for NaN
             return min(max(retry_after, self.min_retry_after), self.max_retry_after)

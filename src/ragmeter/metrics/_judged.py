@@ -7,7 +7,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragmeter.errors import RagmeterError
+from ragmeter.aio import gather_or_cancel
+from ragmeter.errors import JudgeUnavailableError, RagmeterError, failure_cause
 from ragmeter.judges.base import AnalyzeRequest, Judge, Want
 from ragmeter.metrics.base import Outcome, RunContext
 from ragmeter.types import Failure, Sample
@@ -53,16 +54,22 @@ async def score_all(
     metrics: Sequence[str],
     one: Callable[[Sample, Sequence[str]], Awaitable[dict[str, Outcome]]],
 ) -> list[dict[str, Outcome]]:
-    """Score samples concurrently; an exception in one sample fails only that sample's row."""
+    """Score samples concurrently; an exception in one sample fails only that sample's row
+    (with its cause), except a judge that is unavailable: that stops the whole run."""
 
     async def guarded(sample: Sample) -> dict[str, Outcome]:
         try:
             return await one(sample, metrics)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, JudgeUnavailableError):
             raise
         except Exception as exc:
             log.debug("Judge-backed metric failed on a row", exc_info=True)
-            message = failure_message(exc)
-            return {name: Failure(name, message) for name in metrics}
+            return failed_outcomes(metrics, exc)
 
-    return list(await asyncio.gather(*(guarded(s) for s in samples)))
+    return await gather_or_cancel(guarded(s) for s in samples)
+
+
+def failed_outcomes(metrics: Sequence[str], exc: BaseException) -> dict[str, Outcome]:
+    """A failure of every metric in ``metrics``, with the message and cause of ``exc``."""
+    message, cause = failure_message(exc), failure_cause(exc)
+    return {name: Failure(name, message, cause=cause) for name in metrics}

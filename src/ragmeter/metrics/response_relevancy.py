@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, failure_cause
 from ragmeter.judges.base import Analysis
 from ragmeter.metrics._judged import failure_message, judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
@@ -97,7 +97,7 @@ class ResponseRelevancyFamily:
                         outcomes.extend(await self._embedded([p]))
                     except Exception as exc:
                         message = f"Embedding failed: {failure_message(exc)}"
-                        outcomes.append(Failure(NAME, message))
+                        outcomes.append(Failure(NAME, message, cause=failure_cause(exc)))
             for (i, _), outcome in zip(pending, outcomes, strict=True):
                 staged[i] = {NAME: outcome}
         return staged

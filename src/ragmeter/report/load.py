@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError, did_you_mean
+from ragmeter.io.results import read_results
 from ragmeter.scoring.statistics import Summary, summarize
 
 __all__ = [
@@ -335,30 +336,6 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> Row:
     )
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"Results file not found: {path}. Give the JSONL a run wrote.") from None
-    except OSError as exc:
-        raise DataError(f"Cannot open results file {path}: {exc.strerror or exc}.") from None
-    with handle:
-        try:
-            for lineno, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield lineno, json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataError(
-                        f"{path}, line {lineno}: not valid JSON ({exc.msg} at column "
-                        f"{exc.colno}). Each line must be one JSON object; "
-                        f"got {line.strip()!r:.80}."
-                    ) from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not UTF-8 text ({exc.reason}).") from None
-
-
 def load_info(results: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The sidecar of ``results``, or ``None`` when there is none."""
     path = sidecar_path(results)
@@ -379,15 +356,15 @@ def load_info(results: str | os.PathLike[str]) -> dict[str, Any] | None:
 def load_run(path: str | os.PathLike[str], *, keep_details: bool = True) -> Run:
     """Read a results JSONL and its sidecar.
 
-    Reads line by line; with ``keep_details=False`` claim-level details are dropped while
-    reading (fetch the few that a report shows with :func:`read_details`).
+    Reads line by line (:mod:`ragmeter.io.results`: a row retried by ``--resume`` counts
+    once, in its last version; a cut-off last line is not a row); with
+    ``keep_details=False`` claim-level details are dropped while reading (fetch the few that
+    a report shows with :func:`read_details`).
     """
     path = Path(path)
-    if path.is_dir():
-        raise DataError(f"{path} is a directory; give the results .jsonl file a run wrote.")
     rows = [
         _parse_row(obj, where=f"{path}, line {lineno}", keep_details=keep_details)
-        for lineno, obj in _iter_lines(path)
+        for lineno, obj in read_results(path)
     ]
     info = load_info(path)
     return Run(rows=tuple(rows), info=info or {}, source=path)
@@ -399,8 +376,8 @@ def read_details(path: str | os.PathLike[str], indices: Iterable[int]) -> dict[i
     found: dict[int, dict[str, Any]] = {}
     if not wanted:
         return found
-    for _, obj in _iter_lines(Path(path)):
-        if isinstance(obj, Mapping) and obj.get("index") in wanted:
+    for _, obj in read_results(path):
+        if obj["index"] in wanted:
             details = obj.get("details")
             found[obj["index"]] = dict(details) if isinstance(details, Mapping) else {}
             if len(found) == len(wanted):

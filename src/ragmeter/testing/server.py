@@ -17,7 +17,8 @@ response formats).
 
 Fault mode: on a seeded share of chat calls, answer 429 with ``Retry-After``, 500, 503, hang
 for ``hang_seconds``, drop the connection, send malformed JSON, or send a wrong number of
-verdicts / items.
+verdicts / items. A refusal (``refuse_from_call``) answers every chat call from then on with
+``refuse_status`` (401, 403, 404), as a revoked key or a removed model would.
 
 Start it with ``python -m ragmeter.testing.server --port 0 [--latency 0.2]``; it prints
 ``PORT=<port>`` and serves on 127.0.0.1 only. In-process: ``with TestServer(latency=0.1) as s:``.
@@ -127,6 +128,9 @@ class ServerConfig:
     #: Chat call numbers (1-based, counted since the last reset) that get a fault, in addition
     #: to the random share; the kind cycles through ``faults``.
     fault_on_calls: tuple[int, ...] = ()
+    #: Refuse every chat request from this one on (1-based, since the last reset; 0: never).
+    refuse_from_call: int = 0
+    refuse_status: int = 401
 
 
 @dataclass(slots=True)
@@ -147,6 +151,7 @@ class _Stats:
     first_start: float | None = None
     last_end: float | None = None
     rejected_formats: int = 0
+    refused_calls: int = 0
     faults: dict[str, int] = field(default_factory=dict)
     _mark: float = 0.0
 
@@ -199,6 +204,16 @@ class _State:
                 return None
             self.stats.faults[kind] = self.stats.faults.get(kind, 0) + 1
             return kind
+
+    def refuses(self) -> bool:
+        """Whether this chat request is refused (counted apart from the calls answered)."""
+        with self.lock:
+            start = self.config.refuse_from_call
+            s = self.stats
+            if start < 1 or s.chat_calls + s.refused_calls + 1 < start:
+                return False
+            s.refused_calls += 1
+            return True
 
     def snapshot(self) -> dict[str, Any]:
         with self.lock:
@@ -496,6 +511,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body.get("model") == "missing-model":
             self._send(404, {"error": {"message": "The model 'missing-model' does not exist"}})
+            return
+        if state.refuses():
+            status = cfg.refuse_status
+            self._send(status, {"error": {"message": f"Simulated HTTP {status} (refusal)"}})
             return
         fmt = (body.get("response_format") or {}).get("type")
         if cfg.reject_json_schema and fmt == "json_schema":
