@@ -20,14 +20,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter.cli_verifier import (
-    AllowDownloadOption,
-    DeviceOption,
-    VerifierLabelOption,
-    VerifierOption,
-    VerifierThresholdOption,
-    verifier_settings,
-)
 from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
@@ -101,11 +93,6 @@ def evaluate(
     judge: Annotated[
         str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
     ] = "offline",
-    verifier: VerifierOption = "judge",
-    verifier_label: VerifierLabelOption = None,
-    verifier_threshold: VerifierThresholdOption = None,
-    device: DeviceOption = None,
-    allow_download: AllowDownloadOption = False,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")
     ] = None,
@@ -176,9 +163,6 @@ def evaluate(
         gates = parse_thresholds(fail_under or [], "--fail-under")
         settings = Settings(
             judge=judge,
-            **verifier_settings(
-                verifier, verifier_label, verifier_threshold, device, allow_download
-            ),
             base_url=base_url,
             embedder=embedder,
             relevance_model=relevance_model,
