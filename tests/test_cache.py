@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from ragmeter import cache as cache_module
 from ragmeter.cache import JudgeCache, cache_key, default_cache_path
 
 BASE = dict(
     model="m",
-    endpoint="http://x/v1",
+    judge_id="m",
     prompt={"id": "p", "hash": "h"},
     messages=[{"role": "user", "content": "hi"}],
     params={"temperature": 0.0},
@@ -24,7 +25,7 @@ BASE = dict(
     ("field", "value"),
     [
         ("model", "m2"),
-        ("endpoint", "http://y/v1"),
+        ("judge_id", "m@other-weights"),
         ("prompt", {"id": "p", "hash": "h2"}),
         ("prompt", {"id": "p2", "hash": "h"}),
         ("messages", [{"role": "user", "content": "hi!"}]),
@@ -36,9 +37,17 @@ def test_every_component_changes_the_key(field, value) -> None:
     assert cache_key(**{**BASE, field: value}) != cache_key(**BASE)
 
 
-def test_key_is_stable_and_ignores_a_trailing_slash() -> None:
-    assert cache_key(**BASE) == cache_key(**{**BASE, "endpoint": "http://x/v1/"})
+def test_key_is_stable_and_names_no_endpoint() -> None:
+    assert cache_key(**BASE) == cache_key(**dict(BASE))
     assert len(cache_key(**BASE)) == 64
+    with pytest.raises(TypeError, match="endpoint"):
+        cache_key(**BASE, endpoint="http://x/v1")  # type: ignore[call-arg]
+
+
+def test_a_new_key_format_makes_old_entries_miss(monkeypatch) -> None:
+    old = cache_key(**BASE)
+    monkeypatch.setattr(cache_module, "KEY_FORMAT", cache_module.KEY_FORMAT + 1)
+    assert cache_key(**BASE) != old
 
 
 def test_default_path_honours_env(tmp_path, monkeypatch) -> None:

@@ -1,8 +1,12 @@
 """A SQLite store of validated judge replies.
 
-The key is a sha256 over everything that can change a reply: model, endpoint, prompt id and
-content hash, the rendered messages, the sampling parameters and the output schema. API keys
-never enter the key or the file, which is created readable by its owner only (0600, in a
+The key is a sha256 over everything that can change a reply: the model name, the judge's
+identity (``judge_id``, the model name unless set), prompt id and content hash, the rendered
+messages, the sampling parameters and the output schema. The endpoint's address is not in it:
+the same model served on another host or port reuses its replies (set ``judge_id`` when two
+servers answer to one model name with different weights). ``KEY_FORMAT`` versions the recipe:
+entries keyed by an older recipe are never found, so they cost calls, never wrong replies.
+API keys never enter the key or the file, which is created readable by its owner only (0600, in a
 0700 folder when ragmeter makes the folder). Only replies that passed validation are stored,
 one commit each, so a run killed part way keeps every reply it had received.
 
@@ -54,19 +58,26 @@ def default_cache_path() -> Path:
     return Path(user_cache_dir("ragmeter")) / "judge.sqlite3"
 
 
+#: The recipe of :func:`cache_key`; raised when what goes into a key changes (2: the endpoint's
+#: address left out, the judge's identity put in).
+KEY_FORMAT = 2
+
+
 def cache_key(
     *,
     model: str,
-    endpoint: str,
+    judge_id: str,
     prompt: Mapping[str, str],
     messages: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any],
     schema: Mapping[str, Any] | None,
 ) -> str:
-    """A stable sha256 over everything that determines a judge reply (never a secret)."""
+    """A stable sha256 over everything that determines a judge reply: never a secret, never
+    the address the judge was reached at."""
     payload = {
+        "format": KEY_FORMAT,
         "model": model,
-        "endpoint": endpoint.rstrip("/"),
+        "judge_id": judge_id,
         "prompt": {"id": prompt["id"], "hash": prompt["hash"]},
         "messages": list(messages),
         "params": dict(params),

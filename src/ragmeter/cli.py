@@ -103,6 +103,13 @@ def evaluate(
     max_retries: Annotated[
         int, typer.Option(help="Retries of a judge call that timed out or got 429 / 5xx.")
     ] = 5,
+    judge_id: Annotated[
+        str | None,
+        typer.Option(
+            help="Who answers behind --judge openai:MODEL, for the cache (default: the model "
+            "name); set it when servers serve different weights under one name."
+        ),
+    ] = None,
     cache: Annotated[Path | None, typer.Option(help="Judge cache file (SQLite).")] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read or write the cache.")
@@ -171,6 +178,7 @@ def evaluate(
             max_concurrency=max_concurrency,
             timeout=timeout,
             max_retries=max_retries,
+            judge_id=judge_id,
             cache_path=str(cache) if cache else None,
             use_cache=not no_cache,
             price_in=price_in,

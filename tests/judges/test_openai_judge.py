@@ -145,10 +145,17 @@ def test_rerun_with_the_same_cache_makes_zero_server_calls(server, tmp_path) -> 
     assert again.meta["cached"] is True
 
 
-def test_another_model_or_endpoint_never_reuses_a_cached_reply(server, tmp_path) -> None:
+def test_another_model_or_judge_id_never_reuses_a_cached_reply(server, tmp_path) -> None:
     run(_analyze_and_close(make(server, tmp_path)))
     run(_analyze_and_close(make(server, tmp_path, model="other-model")))
-    assert server.stats()["chat_calls"] == 2
+    run(_analyze_and_close(make(server, tmp_path, judge_id="test-model@q4")))
+    assert server.stats()["chat_calls"] == 3
+    assert make(server, tmp_path).describe()["judge_id"] == "test-model"
+
+
+def test_an_empty_judge_id_is_refused(server, tmp_path) -> None:
+    with pytest.raises(ConfigError, match="judge_id is empty"):
+        make(server, tmp_path, judge_id=" ")
 
 
 def test_json_schema_rejection_falls_back_to_json_mode_once_per_judge(server, tmp_path) -> None:

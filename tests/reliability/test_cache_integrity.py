@@ -1,5 +1,6 @@
-"""The judge cache as users meet it: switching models or endpoints, a corrupt or locked file,
-several runs sharing one file. A cache problem may cost calls, never correct scores.
+"""The judge cache as users meet it: switching models, judge identities or endpoint addresses,
+a corrupt or locked file, several runs sharing one file. A cache problem may cost calls, never
+correct scores.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def stored(cache: Path) -> list[tuple[str, str, str, str]]:
         return conn.execute("SELECT key, model, reply, checksum FROM replies").fetchall()
 
 
-def test_switching_model_or_endpoint_never_reuses_a_reply(
+def test_switching_model_or_judge_id_never_reuses_a_reply_and_another_address_does(
     server: TestServer, samples: Any, tmp_path: Path
 ) -> None:
     data, cache = samples(12), tmp_path / "cache.sqlite3"
@@ -61,12 +62,18 @@ def test_switching_model_or_endpoint_never_reuses_a_reply(
     # Another model on the same endpoint and cache: every call is made again.
     _, other_model_calls = run(server, data, cache, judge="openai:other-model")
     assert other_model_calls == calls
-    # The same model behind another endpoint address: made again too.
+    # The same model name, said to be other weights (--judge-id): made again too.
+    _, other_id_calls = run(server, data, cache, judge_id="test-model@q4")
+    assert other_id_calls == calls
+    # The same model at another address (another port, another host name): all from the
+    # cache, same scores. The address says where the judge is, not what it answers.
+    with TestServer() as moved:
+        assert moved.port != server.port
+        moved_scores, moved_calls = run(moved, data, cache)
+    assert moved_calls == 0
+    assert moved_scores == scores
     localhost = server.base_url.replace("127.0.0.1", "localhost")
-    _, other_endpoint_calls = run(server, data, cache, base_url=localhost)
-    assert other_endpoint_calls == calls
-    # Back to the first: all from the cache, same scores.
-    again, rerun_calls = run(server, data, cache)
+    again, rerun_calls = run(server, data, cache, base_url=localhost)
     assert rerun_calls == 0
     assert again == scores
     rows = stored(cache)

@@ -53,6 +53,7 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
             max_retries=settings.max_retries,
             price_in=settings.price_in,
             price_out=settings.price_out,
+            judge_id=settings.judge_id,
         )
         return SharedJudge(judge)
     raise ConfigError(

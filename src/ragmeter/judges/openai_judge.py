@@ -79,9 +79,15 @@ class OpenAIJudge:
         temperature: float = 0.0,
         retry_policy: RetryPolicy | None = None,
         seed: int | None = None,
+        judge_id: str | None = None,
     ) -> None:
         if not model:
             raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
+        if judge_id is not None and not judge_id.strip():
+            raise ConfigError(
+                "judge_id is empty. Leave it out (the model name is used) or name the weights "
+                "behind the endpoint, e.g. --judge-id llama-3.1-8b-q4."
+            )
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be >= 1. Got {max_concurrency}.")
         if timeout <= 0:
@@ -91,6 +97,8 @@ class OpenAIJudge:
                 raise ConfigError(f"{label} must be >= 0 (per 1M tokens). Got {price}.")
         self.model = model
         self.name = f"openai:{model}"
+        #: Who answers, in cache keys (the model name unless set); never the endpoint address.
+        self.judge_id = judge_id or model
         self.endpoint = (base_url or DEFAULT_ENDPOINT).rstrip("/")
         #: The endpoint as written to records and messages: no password, no key in its query.
         self.public_endpoint = redact_url(self.endpoint)
@@ -297,7 +305,7 @@ class OpenAIJudge:
         """Cached, validated completion: (parsed value, served from cache)."""
         key = cache_key(
             model=self.model,
-            endpoint=self.endpoint,
+            judge_id=self.judge_id,
             prompt=prompt.ref(),
             messages=messages,
             params=self.params,
@@ -379,6 +387,7 @@ class OpenAIJudge:
             "name": self.name,
             "kind": "openai-compatible",
             "model": self.model,
+            "judge_id": self.judge_id,
             "endpoint": self.public_endpoint,
             "response_format": self._mode,
             "params": dict(self.params),

@@ -30,6 +30,10 @@ class Settings:
     judge: Any = "offline"
     base_url: str | None = None
     api_key: str | None = None
+    #: Who answers behind an "openai:MODEL" judge, in its cache keys (default: the model name).
+    #: The endpoint's address is not in them; set this when two servers serve different
+    #: weights under one model name.
+    judge_id: str | None = None
     #: Embeddings: "offline" (MiniLM int8 ONNX), a sentence-transformers name or path,
     #: "openai:MODEL", or an Embedder object.
     embedder: Any = "offline"
