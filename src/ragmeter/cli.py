@@ -110,6 +110,12 @@ def evaluate(
             "name); set it when servers serve different weights under one name."
         ),
     ] = None,
+    max_reply_bytes: Annotated[
+        int, typer.Option(help="Largest judge reply accepted; a row past it fails.")
+    ] = 1_000_000,
+    max_claims: Annotated[
+        int, typer.Option(help="Most claims a judge may find in one answer; a row past it fails.")
+    ] = 1000,
     cache: Annotated[Path | None, typer.Option(help="Judge cache file (SQLite).")] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Do not read or write the cache.")
@@ -179,6 +185,8 @@ def evaluate(
             timeout=timeout,
             max_retries=max_retries,
             judge_id=judge_id,
+            max_reply_bytes=max_reply_bytes,
+            max_claims=max_claims,
             cache_path=str(cache) if cache else None,
             use_cache=not no_cache,
             price_in=price_in,

@@ -201,6 +201,9 @@ def _check_settings(settings: Settings) -> None:
         )
     if settings.max_retries < 0:
         raise ConfigError(f"The 'max_retries' setting must be >= 0. Got {settings.max_retries}.")
+    for name in ("max_reply_bytes", "max_claims"):
+        if getattr(settings, name) < 1:
+            raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(settings, name)}.")
     for name in ("ks", "relevance_ks"):
         for k in getattr(settings, name):
             if not isinstance(k, int) or k < 1:

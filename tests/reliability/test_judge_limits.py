@@ -1,5 +1,7 @@
 """Limits a judge server cannot talk ragmeter out of (issue 15): a Retry-After that is NaN,
-negative or huge is clamped into a sane range (item 9).
+negative or huge is clamped into a sane range (item 9); a call has a total deadline (item 7);
+a reply past the size cap, or an answer with more claims than the cap, fails its row and is
+never cached (item 8).
 """
 
 from __future__ import annotations
@@ -9,12 +11,16 @@ import math
 import random
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import ragmeter
+from ragmeter.cache import JudgeCache
 from ragmeter.judges.base import AnalyzeRequest
 from ragmeter.judges.openai_judge import OpenAIJudge
 from ragmeter.judges.retry import RetryPolicy, parse_retry_after
+from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import TestServer
 from ragmeter.types import Usage
 
@@ -184,3 +190,74 @@ def test_a_server_dripping_bytes_cannot_hold_a_call_past_its_timeout() -> None:
         drip.close()
     assert judge.usage.calls == 2
     assert elapsed < 2 * 1.0 + 1.5, elapsed  # two attempts of 1 s, a backoff, some slack
+
+
+# ------------------------------------------------------------------ item 8: caps on a reply
+
+CAPPED_METRICS = ["faithfulness", "claim_recall"]
+
+
+def capped_run(
+    server: TestServer, data: list[dict[str, Any]], cache: Path, **caps: int
+) -> ragmeter.RunResult:
+    server.reset()
+    settings = Settings(
+        judge="openai:test-model",
+        base_url=server.base_url,
+        cache_path=str(cache),
+        timeout=10.0,
+        **caps,
+    )
+    return ragmeter.evaluate(data, CAPPED_METRICS, settings=settings, progress=False)
+
+
+def test_a_reply_past_the_size_cap_fails_its_row_uncached_and_reading_stops_there(
+    server: TestServer, samples: Any, tmp_path: Path
+) -> None:
+    data = samples(4)
+    reference = {r.index: r.scores for r in capped_run(server, data, tmp_path / "ref.sqlite3")}
+    cache = tmp_path / "cache.sqlite3"
+    server.configure(reply_padding=5_000_000)  # 5 MB of spaces after each reply
+    started = time.monotonic()
+    result = capped_run(server, data, cache, max_reply_bytes=20_000)
+    assert time.monotonic() - started < 30
+    for row in result.rows:
+        assert set(row.failures) == set(CAPPED_METRICS)
+        assert "more than 20000 bytes" in row.failures["faithfulness"]
+        assert "--max-reply-bytes" in row.failures["faithfulness"]
+        assert row.failure_causes == dict.fromkeys(CAPPED_METRICS, "judge")  # --resume retries
+    assert len(JudgeCache(cache)) == 0  # nothing over the cap was stored
+    # Under a cap that fits, the padded replies read the same as the plain ones.
+    scores = capped_run(server, data, cache, max_reply_bytes=6_000_000)
+    assert {r.index: r.scores for r in scores.rows} == reference
+
+
+def test_an_answer_with_more_claims_than_the_cap_fails_its_row_uncached(
+    server: TestServer, samples: Any, tmp_path: Path
+) -> None:
+    data, cache = samples(4), tmp_path / "cache.sqlite3"
+    server.configure(reply_claims=400)
+    result = capped_run(server, data, cache, max_claims=100)
+    for row in result.rows:
+        message = row.failures["faithfulness"]
+        assert "found 403 claims in the answer, more than the max_claims cap of 100" in message
+        assert "--max-claims" in message
+        assert row.failure_causes["faithfulness"] == "judge"
+    assert server.stats()["verify_calls"] == 0  # the claims were never sent on
+    assert len(JudgeCache(cache)) == 0
+    scored = capped_run(server, data, cache, max_claims=1000)
+    assert not scored.failures()
+    assert len(JudgeCache(cache)) == server.stats()["chat_calls"] > 0
+
+
+@pytest.mark.parametrize("option", ["--max-reply-bytes", "--max-claims"])
+def test_a_cap_below_one_is_refused_before_any_work(option: str, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"answer": "Paris.", "contexts": ["Paris."]}\n')
+    res = CliRunner().invoke(app, ["evaluate", str(data), "-m", "faithfulness", option, "0"])
+    assert res.exit_code == 2
+    assert f"'{option.removeprefix('--').replace('-', '_')}' setting must be >= 1" in res.output

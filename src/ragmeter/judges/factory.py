@@ -54,6 +54,8 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
             price_in=settings.price_in,
             price_out=settings.price_out,
             judge_id=settings.judge_id,
+            max_reply_bytes=settings.max_reply_bytes,
+            max_claims=settings.max_claims,
         )
         return SharedJudge(judge)
     raise ConfigError(

@@ -6,7 +6,9 @@ schema output, with a fallback to JSON mode (then to no response format) when th
 rejects it; the fallback is remembered for the judge's lifetime.
 
 Every reply is validated against its schema and its input. A reply that does not fit is sent
-back once with the problem stated; a second bad reply raises :class:`JudgeReplyError`.
+back once with the problem stated; a second bad reply raises :class:`JudgeReplyError`. So does
+a reply past a cap, at once and uncached: more than ``max_reply_bytes`` (the body is read up to
+the cap, never further), or more than ``max_claims`` claims in one answer.
 
 ``timeout`` is a deadline for each whole request (connect, send, every byte of the reply).
 Retries (see :mod:`ragmeter.judges.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
@@ -52,6 +54,10 @@ _MODES = ("json_schema", "json_object", "none")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 #: Answers that no retry and no other row can change: the key, the access, the model or route.
 _REFUSALS = (401, 403, 404)
+try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed
+    from openai._constants import RAW_RESPONSE_HEADER as _RAW_RESPONSE_HEADER
+except ImportError:  # pragma: no cover - an SDK that moved it
+    _RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -80,6 +86,8 @@ class OpenAIJudge:
         retry_policy: RetryPolicy | None = None,
         seed: int | None = None,
         judge_id: str | None = None,
+        max_reply_bytes: int = 1_000_000,
+        max_claims: int = 1000,
     ) -> None:
         if not model:
             raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
@@ -92,6 +100,9 @@ class OpenAIJudge:
             raise ConfigError(f"max_concurrency must be >= 1. Got {max_concurrency}.")
         if timeout <= 0:
             raise ConfigError(f"timeout must be > 0 seconds. Got {timeout}.")
+        for label, cap in (("max_reply_bytes", max_reply_bytes), ("max_claims", max_claims)):
+            if cap < 1:
+                raise ConfigError(f"{label} must be >= 1. Got {cap}.")
         for label, price in (("price_in", price_in), ("price_out", price_out)):
             if price is not None and price < 0:
                 raise ConfigError(f"{label} must be >= 0 (per 1M tokens). Got {price}.")
@@ -108,6 +119,8 @@ class OpenAIJudge:
         self.cache = cache
         self.max_concurrency = max_concurrency
         self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
+        self.max_claims = max_claims
         self.price_in = price_in
         self.price_out = price_out
         self.params: dict[str, Any] = {"temperature": temperature}
@@ -229,8 +242,7 @@ class OpenAIJudge:
                     # ``timeout`` bounds the whole call, not each read: a server that drips a
                     # byte at a time cannot hold it longer.
                     response = await asyncio.wait_for(
-                        client.post("/chat/completions", cast_to=object, body=kwargs),
-                        timeout=self.timeout,
+                        self._post(client, kwargs), timeout=self.timeout
                     )
             except openai.APIStatusError as exc:
                 status = exc.status_code
@@ -292,6 +304,58 @@ class OpenAIJudge:
             self.usage.retries += 1
             log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retries, delay)
             await asyncio.sleep(delay)
+
+    async def _post(self, client: Any, body: dict[str, Any]) -> Any:
+        """POST a chat completion and read its body up to ``max_reply_bytes``.
+
+        The SDK's custom-request route: the body is plain JSON already, so the typed-parameter
+        transform (milliseconds per call) is skipped; the reply is streamed so that reading
+        stops at the cap (a server cannot fill memory, the cache or the results).
+        """
+        reply = await client.post(
+            "/chat/completions",
+            cast_to=object,
+            body=body,
+            options={"headers": {_RAW_RESPONSE_HEADER: "stream"}},
+        )
+        if not hasattr(reply, "iter_bytes"):  # an SDK that read and parsed the body itself
+            return reply
+        size, chunks = 0, []
+        try:
+            async for chunk in reply.iter_bytes():
+                size += len(chunk)
+                if size > self.max_reply_bytes:
+                    self.usage.failures += 1
+                    raise JudgeReplyError(
+                        f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
+                        "bytes (the max_reply_bytes cap, --max-reply-bytes); the row fails and "
+                        "nothing is cached. Raise the cap to accept longer replies."
+                    )
+                chunks.append(chunk)
+        finally:
+            await reply.close()
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            return None  # no reply text: the schema check asks again
+
+    def _capped(self, analysis: Analysis) -> Analysis:
+        """``analysis``, or ``JudgeReplyError`` when an answer has more than ``max_claims``
+        claims (raised before the reply is cached)."""
+        counts = [("the answer", len(analysis.answer_claims))]
+        counts += [
+            (f"reference answer {i}", len(claims))
+            for i, claims in enumerate(analysis.reference_claims, start=1)
+        ]
+        for what, count in counts:
+            if count > self.max_claims:
+                self.usage.failures += 1
+                raise JudgeReplyError(
+                    f"The judge {self.name} found {count} claims in {what}, more than the "
+                    f"max_claims cap of {self.max_claims} (--max-claims); the row fails and the "
+                    "reply is not cached. Raise the cap to score answers this long."
+                )
+        return analysis
 
     async def _complete(
         self,
@@ -362,7 +426,7 @@ class OpenAIJudge:
             messages=S.analyze_messages(prompt, request),
             schema_name="ragmeter_analyze",
             schema=S.analyze_schema(request.wants),
-            parse=lambda content: S.parse_analyze(content, request),
+            parse=lambda content: self._capped(S.parse_analyze(content, request)),
         )
         return dataclasses.replace(parts, meta={**meta, "cached": cached})
 
@@ -392,6 +456,8 @@ class OpenAIJudge:
             "response_format": self._mode,
             "params": dict(self.params),
             "max_concurrency": self.max_concurrency,
+            "max_reply_bytes": self.max_reply_bytes,
+            "max_claims": self.max_claims,
             "prompts": {
                 "analyze": self._analyze_prompt.ref(),
                 "verify": self._verify_prompt.ref(),

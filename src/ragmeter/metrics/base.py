@@ -51,6 +51,10 @@ class Settings:
     use_cache: bool = True
     timeout: float = 60.0
     max_retries: int = 5
+    #: Caps on what an LLM judge may send back: bytes of one reply, and claims of one answer
+    #: (or one reference answer). A row past a cap fails with the reason; nothing is cached.
+    max_reply_bytes: int = 1_000_000
+    max_claims: int = 1000
     price_in: float | None = None
     price_out: float | None = None
     batch_size: int = 256

@@ -17,7 +17,9 @@ response formats).
 
 Fault mode: on a seeded share of chat calls, answer 429 with ``Retry-After``, 500, 503, hang
 for ``hang_seconds``, drop the connection, send malformed JSON, or send a wrong number of
-verdicts / items. A refusal (``refuse_from_call``) answers every chat call from then on with
+verdicts / items. ``reply_claims`` adds that many claims to every answer's claims, and
+``reply_padding`` that many spaces to every reply (valid JSON, the same meaning), as a judge
+gone wild would. A refusal (``refuse_from_call``) answers every chat call from then on with
 ``refuse_status`` (401, 403, 404), as a revoked key or a removed model would.
 
 Start it with ``python -m ragmeter.testing.server --port 0 [--latency 0.2]``; it prints
@@ -128,6 +130,9 @@ class ServerConfig:
     #: Chat call numbers (1-based, counted since the last reset) that get a fault, in addition
     #: to the random share; the kind cycles through ``faults``.
     fault_on_calls: tuple[int, ...] = ()
+    #: Claims added to every answer's claims, and spaces added to every reply (0: none).
+    reply_claims: int = 0
+    reply_padding: int = 0
     #: Refuse every chat request from this one on (1-based, since the last reset; 0: never).
     refuse_from_call: int = 0
     refuse_status: int = 401
@@ -303,6 +308,15 @@ def _wrong_count(reply: dict[str, Any]) -> dict[str, Any]:
     else:
         reply["answer_claims"] = None
     return reply
+
+
+def _inflated(reply: str, cfg: ServerConfig) -> str:
+    """``reply`` with ``cfg.reply_claims`` more answer claims and ``cfg.reply_padding`` spaces."""
+    if cfg.reply_claims > 0 and '"answer_claims"' in reply:
+        data = json.loads(reply)
+        data["answer_claims"] += [f"Extra claim {i}." for i in range(cfg.reply_claims)]
+        reply = json.dumps(data)
+    return reply + " " * max(cfg.reply_padding, 0)
 
 
 _SCHEMA_MARK = "as specified in JSON Schema:"
@@ -554,6 +568,7 @@ class _Handler(BaseHTTPRequestHandler):
                 reply = reply[: max(1, len(reply) // 2)]
             elif fault == "wrong_count":
                 reply = json.dumps(_wrong_count(json.loads(reply)))
+            reply = _inflated(reply, cfg)
             completion_tokens = count_tokens(reply)
             with state.lock:
                 state.stats.completion_tokens += completion_tokens
