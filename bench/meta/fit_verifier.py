@@ -22,7 +22,7 @@ Run::
     PYTHONPATH=src python bench/meta/fit_verifier.py [--features all|v1|a,b,c] [--semantic]
         [--no-clauses] [--no-pronouns] [--no-2fold]
 
-and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline.py``.
+and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline_calibration.py``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def build(
 ) -> dict[str, np.ndarray]:
     """Stack every claim's features against its answer's documents (padded to the widest)."""
     from ragmeter.judges.base import ClaimBlock
-    from ragmeter.judges.offline_features import claims_by_sentence
+    from ragmeter.judges.regex_claims import claims_by_sentence
 
     blocks, claim_sentence, sentence_answer = [], [], []
     sentence = 0
@@ -282,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         note="fitted by bench/meta/fit_verifier.py"
         + (f" --features {args.features}" if args.features != "all" else ""),
     )
-    print("\n# paste into src/ragmeter/judges/offline.py")
+    print("\n# paste into src/ragmeter/judges/offline_calibration.py")
     print(repr(cal))
     return 0
 

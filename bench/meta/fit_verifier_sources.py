@@ -23,7 +23,7 @@ Run::
 
     PYTHONPATH=src python bench/meta/fit_verifier_sources.py [--features all|small]
 
-and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline.py``.
+and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline_calibration.py``.
 """
 
 from __future__ import annotations

@@ -34,13 +34,12 @@ from ragmeter.judges.offline_features import (
     BLOCK_FEATURES,
     BlockText,
     block_features,
-    claims_by_sentence,
     prepare_block,
     prepare_claim,
     prepare_premise,
-    split_claims,
     stem,
 )
+from ragmeter.judges.regex_claims import claims_by_sentence, split_claims
 
 PREMISE = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. "

