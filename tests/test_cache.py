@@ -165,3 +165,16 @@ def test_aput_on_a_bypassed_cache_does_nothing(tmp_path: Path) -> None:
         cache.get("k")
     asyncio.run(cache.aput("k", "v", model="m", prompt="p"))
     assert cache.get("k") is None
+
+
+def test_many_replies_go_in_one_commit_and_come_back_by_key(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "c.sqlite3")
+    items = [(f"k{i}", f"{i / 1000!r}") for i in range(1200)]  # more keys than one statement
+    cache.put_many(items, model="nli:m@abc", prompt="nli-verify")
+    found = cache.get_many([key for key, _ in items] + ["missing", "k3"])
+    assert found == dict(items)
+    assert cache.get_many([]) == {}
+    cache.close()
+    with sqlite3.connect(tmp_path / "c.sqlite3") as conn:
+        conn.execute("UPDATE replies SET reply = 'tampered' WHERE key = 'k5'")
+    assert "k5" not in JudgeCache(tmp_path / "c.sqlite3").get_many(["k5", "k6"])

@@ -36,6 +36,9 @@ __all__ = ["JudgeCache", "cache_key", "default_cache_path"]
 
 log = logging.getLogger(__name__)
 
+#: Keys per SQL statement (SQLite's default limit of bound variables is 999 in old builds).
+_SQL_BATCH = 500
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (
     key TEXT PRIMARY KEY,
@@ -141,55 +144,67 @@ class JudgeCache:
                 self._conn.close()
         self._conn = None
 
+    def _give_up(self, exc: sqlite3.DatabaseError, doing: str) -> None:
+        """Stop using the file after ``exc`` (the caller holds the lock)."""
+        if not isinstance(exc, sqlite3.OperationalError):
+            self._disable(f"it is corrupt ({exc})")
+        elif "locked" in str(exc) or "busy" in str(exc):
+            # Waiting the busy timeout again on every call would stall the whole run.
+            self._disable(f"another process kept it locked for {self._timeout:g} s")
+        else:
+            self._disable(f"{doing} failed ({exc})")
+
     def get(self, key: str) -> str | None:
         """The stored reply for ``key``, or None (also when the cache is unusable)."""
-        if self._conn is None:
-            return None
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored replies of those ``keys`` that have one (none when the cache is unusable)."""
+        if self._conn is None or not keys:
+            return {}
+        rows: list[tuple[Any, ...]] = []
+        unique = list(dict.fromkeys(keys))
         with self._lock:
-            if self._conn is None:  # a write in a worker thread gave up on the file meanwhile
-                return None
-            try:
-                row = self._conn.execute(
-                    "SELECT reply, checksum FROM replies WHERE key = ?", (key,)
-                ).fetchone()
-            except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
-                    # Waiting the busy timeout again on every call would stall the whole run.
-                    self._disable(f"another process kept it locked for {self._timeout:g} s")
-                    return None
-                self._disable(f"reading failed ({exc})")
-                return None
-            except sqlite3.DatabaseError as exc:
-                self._disable(f"it is corrupt ({exc})")
-                return None
-        if row is None:
-            return None
-        reply, checksum = row
-        if not isinstance(reply, str) or _checksum(reply) != checksum:
-            log.warning("Judge cache entry %s fails its checksum; ignoring it.", key)
-            return None
-        return reply
+            for start in range(0, len(unique), _SQL_BATCH):
+                if self._conn is None:  # a write in a worker thread gave up on the file meanwhile
+                    return {}
+                part = unique[start : start + _SQL_BATCH]
+                marks = ",".join("?" * len(part))
+                try:
+                    rows += self._conn.execute(
+                        f"SELECT key, reply, checksum FROM replies WHERE key IN ({marks})", part
+                    ).fetchall()
+                except sqlite3.DatabaseError as exc:
+                    self._give_up(exc, "reading")
+                    return {}
+        found: dict[str, str] = {}
+        for key, reply, checksum in rows:
+            if not isinstance(reply, str) or _checksum(reply) != checksum:
+                log.warning("Judge cache entry %s fails its checksum; ignoring it.", key)
+                continue
+            found[key] = reply
+        return found
 
     def put(self, key: str, reply: str, *, model: str, prompt: str) -> None:
         """Store a validated reply and commit at once."""
-        if self._conn is None:
+        self.put_many([(key, reply)], model=model, prompt=prompt)
+
+    def put_many(self, items: Sequence[tuple[str, str]], *, model: str, prompt: str) -> None:
+        """Store ``(key, reply)`` pairs of one model and prompt in one commit."""
+        if self._conn is None or not items:
             return
+        now = time.time()
+        rows = [(key, model, prompt, reply, _checksum(reply), now) for key, reply in items]
         with self._lock:
             if self._conn is None:
                 return
             try:
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
-                    (key, model, prompt, reply, _checksum(reply), time.time()),
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)", rows
                 )
                 self._conn.commit()
-            except sqlite3.OperationalError as exc:
-                if "locked" in str(exc) or "busy" in str(exc):
-                    self._disable(f"another process kept it locked for {self._timeout:g} s")
-                    return
-                self._disable(f"writing failed ({exc})")
             except sqlite3.DatabaseError as exc:
-                self._disable(f"it is corrupt ({exc})")
+                self._give_up(exc, "writing")
 
     async def aput(self, key: str, reply: str, *, model: str, prompt: str) -> None:
         """:meth:`put` in a worker thread; returns once the reply is committed.
