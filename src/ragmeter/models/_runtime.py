@@ -20,6 +20,7 @@ __all__ = [
     "default_threads",
     "enable_offline_hub",
     "encodable",
+    "require_torch_stack",
     "sha256_of",
     "torch_setup",
 ]
@@ -80,6 +81,18 @@ def enable_offline_hub() -> None:
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+def require_torch_stack(what: str) -> None:
+    """Raise :class:`ModelUnavailableError` naming what ``what`` needs when torch or
+    transformers is not installed (found without importing them)."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModelUnavailableError(
+            f"{what} needs {' and '.join(missing)}. Install it with: pip install 'ragmeter[lm]'"
+        )
 
 
 def encodable(texts: Sequence[str]) -> list[str]:

@@ -63,6 +63,7 @@ from ragmeter.models._runtime import (
     enable_offline_hub,
     encodable,
     in_hf_cache,
+    require_torch_stack,
     sha256_of,
     torch_setup,
 )
@@ -101,14 +102,6 @@ class ModelSource:
     location: str | None
     #: The GGUF file to convert when ``location`` is ``None``.
     gguf: Path | None = None
-
-
-def _require_torch_stack() -> None:
-    missing = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
-    if missing:
-        raise ModelUnavailableError(
-            f"Context relevance needs {' and '.join(missing)}. {_INSTALL_LM}"
-        )
 
 
 def _converted_dir(gguf: Path) -> Path:
@@ -156,7 +149,7 @@ def resolve_relevance_model(spec: str = "offline") -> ModelSource:
     spec = spec.strip()
     if not spec:
         raise ConfigError("The relevance model is empty. Use 'offline' for the default.")
-    _require_torch_stack()
+    require_torch_stack("Context relevance")
     if spec == "offline":
         return _offline_source()
     path = Path(spec).expanduser()

@@ -13,7 +13,6 @@ sorted by length and run in padded batches under ``torch.inference_mode``.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from ragmeter.models._runtime import (
     enable_offline_hub,
     encodable,
     in_hf_cache,
+    require_torch_stack,
     torch_setup,
 )
 
@@ -57,12 +57,7 @@ def resolve_reward_model(spec: str | None = None) -> str:
     name = (spec or DEFAULT_REWARD_MODEL).strip()
     if not name:
         raise ConfigError("The reward model is empty. Pass --reward-model PATH.")
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise ModelUnavailableError(
-            f"answer_reward needs {' and '.join(missing)}. Install it with: "
-            "pip install 'ragmeter[lm]'"
-        )
+    require_torch_stack("answer_reward")
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
