@@ -3,7 +3,8 @@
 A judge answers *analyze* (claims, entities, generated questions: one call per sample)
 and *verify* (entailment of each claim by each premise: one call per sample). Both the
 OpenAI-compatible LLM judge and the deterministic offline verifier implement it, so all
-claim metrics run on either.
+claim metrics run on either. A :class:`Verifier` answers *verify* only (a local NLI model);
+``Settings.verifier`` lets one decide entailment for claims another judge extracted.
 """
 
 from __future__ import annotations
@@ -93,6 +94,20 @@ class Judge(Protocol):
     name: str
 
     async def analyze(self, request: AnalyzeRequest) -> Analysis: ...
+
+    async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Decides entailment only: ``verify`` of a :class:`Judge`. Every judge is one, and so is
+    the ``nli:`` verifier (:mod:`ragmeter.judges.nli_verifier`); ``Settings.verifier`` pairs
+    one with the judge that extracts the claims (:mod:`ragmeter.judges.composite`)."""
+
+    #: Stable identity used in cache keys and results, e.g. "nli:MiniCheck-RoBERTa-Large@...".
+    name: str
 
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification: ...
 

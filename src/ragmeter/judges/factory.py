@@ -1,12 +1,13 @@
-"""Build the run's judge from ``Settings.judge``: a Judge object, "offline" or "openai:MODEL"."""
+"""Build the run's judge from ``Settings.judge``: a Judge object, "offline" or "openai:MODEL",
+with the entailment verdicts from ``Settings.verifier`` when that is not the judge's own."""
 
 from __future__ import annotations
 
 import os
 from typing import Any
 
-from ragmeter.errors import ConfigError
-from ragmeter.judges.base import Judge
+from ragmeter.errors import ConfigError, did_you_mean
+from ragmeter.judges.base import Judge, Verifier
 from ragmeter.judges.shared import SharedJudge
 from ragmeter.types import Usage
 
@@ -18,24 +19,78 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
 
     ``settings.judge`` may be a Judge object (used as is), ``"offline"`` or ``"openai:MODEL"``
     (endpoint from ``settings.base_url`` or ``OPENAI_BASE_URL``, key from ``settings.api_key``
-    or ``OPENAI_API_KEY``; a non-OpenAI endpoint may go without a key).
+    or ``OPENAI_API_KEY``; a non-OpenAI endpoint may go without a key). ``settings.verifier``
+    then picks who decides entailment (:func:`with_verifier`).
     """
     if settings.max_concurrency < 1:
         raise ConfigError(f"max_concurrency must be >= 1. Got {settings.max_concurrency}.")
     spec = settings.judge
     if isinstance(spec, SharedJudge):
         return spec
+    return SharedJudge(with_verifier(_judge(spec, settings, usage), settings))
+
+
+def with_verifier(judge: Judge, settings: Any) -> Judge:
+    """``judge`` with its verdicts from ``settings.verifier``: ``"judge"`` (its own),
+    ``"offline"`` (the offline verifier), ``"nli:PATH_OR_NAME"`` (a local classifier) or a
+    Verifier object (see :class:`~ragmeter.judges.composite.VerifiedJudge`)."""
+    spec = settings.verifier
+    nli = isinstance(spec, str) and spec.startswith("nli:")
+    if not nli:
+        given = [
+            option
+            for option, value in (
+                ("--verifier-label", settings.verifier_label),
+                ("--verifier-threshold", settings.verifier_threshold),
+                ("--device", settings.device),
+                ("--allow-download", settings.allow_download or None),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)} set the nli: verifier, and the verifier is {spec!r}. "
+                "Add --verifier nli:PATH_OR_NAME, or drop them."
+            )
+    if spec == "judge":
+        return judge
+    from ragmeter.judges.composite import VerifiedJudge
+
+    if spec == "offline":
+        from ragmeter.judges.offline import OfflineJudge
+
+        if isinstance(judge, OfflineJudge):
+            return judge
+        return VerifiedJudge(judge, OfflineJudge(settings))
+    if nli:
+        from ragmeter.judges.nli_verifier import make_nli_verifier
+
+        return VerifiedJudge(judge, make_nli_verifier(spec.removeprefix("nli:"), settings))
+    if not isinstance(spec, str) and isinstance(spec, Verifier):
+        return VerifiedJudge(judge, spec)
+    shown = spec if isinstance(spec, str) else type(spec).__name__
+    hint = did_you_mean(spec, ("judge", "offline", "nli:")) if isinstance(spec, str) else ""
+    raise ConfigError(
+        f"Unknown verifier {shown!r}.{hint} Use 'judge' (the judge's own verdicts, the "
+        "default), 'offline', 'nli:PATH_OR_NAME' (a local Hugging Face classifier such as "
+        "MiniCheck or an NLI cross-encoder), or an object with name, async verify() and "
+        "describe()."
+    )
+
+
+def _judge(spec: Any, settings: Any, usage: Usage) -> Judge:
+    """The judge of ``settings.judge`` (see :func:`make_judge`)."""
     if not isinstance(spec, str):
         if not isinstance(spec, Judge):
             raise ConfigError(
                 "The judge must be 'offline', 'openai:MODEL' or an object with name, "
                 f"async analyze(), async verify() and describe(). Got {type(spec).__name__}."
             )
-        return SharedJudge(spec)
+        return spec
     if spec == "offline":
         from ragmeter.judges.offline import OfflineJudge
 
-        return SharedJudge(OfflineJudge(settings))
+        return OfflineJudge(settings)
     kind, sep, model = spec.partition(":")
     if kind == "openai" and sep and model:
         from ragmeter.cache import JudgeCache
@@ -57,7 +112,7 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
             max_reply_bytes=settings.max_reply_bytes,
             max_claims=settings.max_claims,
         )
-        return SharedJudge(judge)
+        return judge
     raise ConfigError(
         f"Unknown judge {spec!r}. Use 'offline', 'openai:MODEL' (e.g. openai:gpt-4o-mini), "
         "or pass a Judge object."

@@ -28,6 +28,19 @@ class Settings:
 
     #: "offline" (default), "openai:MODEL", or a Judge object.
     judge: Any = "offline"
+    #: Who decides "premise entails claim" for the claim metrics: "judge" (default: the
+    #: judge's own verify, so the offline verifier with the offline judge), "offline" (the
+    #: offline verifier, whichever judge extracts the claims), "nli:PATH_OR_NAME" (a local
+    #: Hugging Face sequence classifier), or a Verifier object.
+    verifier: Any = "judge"
+    #: The nli: verifier's support label, a name or index (default: from its config.json).
+    verifier_label: str | None = None
+    #: The nli: verifier's threshold on the support probability (default 0.5).
+    verifier_threshold: float | None = None
+    #: Where the nli: verifier runs: "cpu", "cuda", "cuda:N" or "auto" (default).
+    device: str | None = None
+    #: Let the nli: verifier fetch a model id missing from the local Hugging Face cache.
+    allow_download: bool = False
     base_url: str | None = None
     api_key: str | None = None
     #: Who answers behind an "openai:MODEL" judge, in its cache keys (default: the model name).
