@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ragmeter import cli_verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
@@ -93,6 +94,11 @@ def evaluate(
     judge: Annotated[
         str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
     ] = "offline",
+    verifier: nli.VerifierOption = "judge",
+    verifier_label: nli.VerifierLabelOption = None,
+    verifier_threshold: nli.VerifierThresholdOption = None,
+    device: nli.DeviceOption = None,
+    allow_download: nli.AllowDownloadOption = False,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")
     ] = None,
@@ -176,6 +182,9 @@ def evaluate(
         gates = parse_thresholds(fail_under or [], "--fail-under")
         settings = Settings(
             judge=judge,
+            **nli.verifier_settings(
+                verifier, verifier_label, verifier_threshold, device, allow_download
+            ),
             base_url=base_url,
             embedder=embedder,
             relevance_model=relevance_model,
@@ -199,7 +208,8 @@ def evaluate(
             from ragmeter.engines import run_ray
             from ragmeter.io.paths import results_lock
 
-            with results_lock(out) if out is not None else nullcontext():
+            lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
+            with lock or nullcontext():
                 result = run_ray(
                     data,
                     metrics,
