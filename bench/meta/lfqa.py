@@ -24,12 +24,16 @@ the mean over its claims). Prints a Markdown table and writes JSON.
 Run::
 
     PYTHONPATH=src python bench/meta/lfqa.py [--limit N] [--semantic] [--split heldout]
-        [--loso] [--judge openai:MODEL --base-url URL] [--json out.json]
+        [--loso] [--judge openai:MODEL --base-url URL] [--verifier nli:PATH] [--data DIR]
+        [--json out.json]
 
 ``--judge openai:MODEL`` measures an LLM judge's ``faithfulness`` and
 ``faithfulness_support`` instead of the offline verifier: every annotated sentence is scored
 as an answer of its own (two judge calls each, cached), an answer's score is the mean over
-its sentences (``judged_scores``).
+its sentences (``judged_scores``). ``--verifier nli:PATH`` (with ``--verifier-label``,
+``--verifier-threshold``, ``--device``, ``--allow-download``: ``ragmeter evaluate``'s options)
+measures a local entailment model the same way, on the claims of ``--judge`` (offline by
+default). ``--data DIR`` is the shared data folder (default ``../shared/data``).
 
 ``--loso`` adds two rows: the verifier refitted on five systems and scored on the sixth, for
 each system in turn (the calibration's features, ``fit_verifier.py``'s procedure).
@@ -286,10 +290,9 @@ def leave_one_system_out(answers: Sequence[Answer], judge: Any) -> dict[str, Any
 JUDGED_METRICS = ("faithfulness", "faithfulness_support")
 
 
-def judged_scores(
-    answers: Sequence[Answer], judge: str, *, base_url: str | None = None
-) -> dict[str, Any]:
-    """The claim metrics of ``judge`` (e.g. ``openai:MODEL``), sentence by sentence.
+def judged_scores(answers: Sequence[Answer], judge: str, *, settings: Any = None) -> dict[str, Any]:
+    """The claim metrics of ``judge`` (e.g. ``openai:MODEL``) with ``settings`` (a
+    ``Settings``: the endpoint, the verifier), sentence by sentence.
 
     Each annotated sentence is scored as an answer of its own against the answer's
     documents, through :func:`ragmeter.evaluate` (judge cache, retries, per-row failures);
@@ -297,8 +300,6 @@ def judged_scores(
     answer score is the mean over its sentences. Undefined sentences (no claims) and failed
     ones are left out of the correlations and counted.
     """
-    from dataclasses import replace
-
     from ragmeter.metaeval.common import SuiteOptions, score_samples
     from ragmeter.metrics.base import Settings
 
@@ -307,11 +308,12 @@ def judged_scores(
         for a in answers
         for sentence in a.sentences
     ]
-    options = SuiteOptions(judge=judge, settings=replace(Settings(), base_url=base_url))
+    options = SuiteOptions(judge=judge, settings=settings or Settings())
+    who = options.judge_name()
     scored = score_samples(samples, JUDGED_METRICS, options)
     if scored.unavailable:
         name, why = next(iter(scored.unavailable.items()))
-        raise SystemExit(f"{name} cannot run with --judge {judge}: {why}")
+        raise SystemExit(f"{name} cannot run with {who}: {why}")
     results: dict[str, Any] = {}
     counts: dict[str, dict[str, int]] = {}
     for metric in JUDGED_METRICS:
@@ -321,9 +323,7 @@ def judged_scores(
             float(np.mean(defined)) if (defined := [v for v in sent if v is not None]) else None
             for sent in per_sentence
         ]
-        results[f"{metric} ({judge}, per sentence)"] = correlations(
-            answers, per_answer, per_sentence
-        )
+        results[f"{metric} ({who}, per sentence)"] = correlations(answers, per_answer, per_sentence)
         counts[metric] = {
             "failed": scored.n_failed(metric),
             "undefined": scored.n_undefined(metric),
@@ -332,6 +332,7 @@ def judged_scores(
         "results": results,
         "counts": counts,
         "judge": scored.judge,
+        "who": who,
         "seconds": scored.seconds,
     }
 
@@ -342,10 +343,13 @@ def run(
     semantic: bool,
     loso: bool = False,
     judge: str = "offline",
-    base_url: str | None = None,
+    settings: Any = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.metrics.base import Settings
+
+    settings = settings or Settings()
 
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
@@ -353,12 +357,12 @@ def run(
         t0 = time.perf_counter()
         results[name] = correlations(answers, *_k_precision_scores(answers, joined=joined))
         timings[name] = time.perf_counter() - t0
-    if judge != "offline":
-        judged = judged_scores(answers, judge, base_url=base_url)
+    if judge != "offline" or settings.verifier not in ("judge", "offline"):
+        judged = judged_scores(answers, judge, settings=settings)
         results.update(judged["results"])
         timings.update({name: judged["seconds"] for name in judged["results"]})
         log(
-            f"{judge}: {sum(len(a.sentences) for a in answers)} sentences in "
+            f"{judged['who']}: {sum(len(a.sentences) for a in answers)} sentences in "
             f"{judged['seconds']:.1f} s; failed / undefined: {judged['counts']}"
         )
         return {
@@ -421,13 +425,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         "its faithfulness is scored sentence by sentence",
     )
     parser.add_argument("--base-url", default=None, help="endpoint for --judge openai:MODEL")
+    parser.add_argument(
+        "--verifier",
+        default="judge",
+        help="who decides entailment: 'judge' (default), 'offline' or 'nli:PATH_OR_NAME'",
+    )
+    parser.add_argument("--verifier-label", default=None, help="nli: the support label")
+    parser.add_argument("--verifier-threshold", type=float, default=None, help="nli: threshold")
+    parser.add_argument("--device", default=None, help="nli: cpu, cuda, cuda:N or auto")
+    parser.add_argument("--allow-download", action="store_true", help="nli: fetch the model")
+    parser.add_argument(
+        "--data", type=Path, default=None, help="shared data folder (default ../shared/data)"
+    )
     parser.add_argument("--json", type=Path, default=Path("lfqa_meta_eval.json"))
     args = parser.parse_args(argv)
-    if args.judge != "offline" and (args.semantic or args.loso):
-        parser.error("--semantic and --loso measure the offline verifier; drop them with --judge")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    answers = load_lfqa()
+    judged = args.judge != "offline" or args.verifier not in ("judge", "offline")
+    if judged and (args.semantic or args.loso):
+        parser.error(
+            "--semantic and --loso measure the offline verifier; drop them with --judge or "
+            "--verifier"
+        )
+    if not args.allow_download:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from ragmeter.cli_verifier import verifier_settings
+    from ragmeter.metrics.base import Settings
+
+    settings = Settings(
+        base_url=args.base_url,
+        **verifier_settings(
+            args.verifier,
+            args.verifier_label,
+            args.verifier_threshold,
+            args.device,
+            args.allow_download,
+        ),
+    )
+    answers = load_lfqa(DATA if args.data is None else args.data / "lfqa_verification")
     if args.split != "all":
         fit, held = question_split(answers)
         keep = fit if args.split == "fit" else held
@@ -446,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         semantic=args.semantic,
         loso=args.loso,
         judge=args.judge,
-        base_url=args.base_url,
+        settings=settings,
         log=lambda m: print(m, file=sys.stderr),
     )
     report["split"] = args.split

@@ -1,10 +1,12 @@
 """The ``meta-eval`` command: ``register(app)`` adds it to a Typer application.
 
-``ragmeter meta-eval SUITE [--judge J] [--metrics a,b] [--limit N] [--out DIR] [--data DIR]``
-prints the suite's Markdown table and, with ``--out``, writes ``SUITE.md`` and ``SUITE.json``
-there. ``SUITE`` is one of :data:`ragmeter.metaeval.SUITES`, ``all`` (each of them in turn), or
-``lfqa``, which lives in ``bench/meta/lfqa.py`` of a source checkout and is run from there
-(with ``--judge openai:MODEL`` it scores the judge's faithfulness sentence by sentence).
+``ragmeter meta-eval SUITE [--judge J] [--verifier V] [--metrics a,b] [--limit N] [--out DIR]
+[--data DIR]`` prints the suite's Markdown table and, with ``--out``, writes ``SUITE.md`` and
+``SUITE.json`` there. ``SUITE`` is one of :data:`ragmeter.metaeval.SUITES`, ``all`` (each of
+them in turn), or ``lfqa``, which lives in ``bench/meta/lfqa.py`` of a source checkout and is
+run from there (with ``--judge openai:MODEL`` or ``--verifier nli:PATH`` it scores that
+judge's or verifier's faithfulness sentence by sentence). ``--verifier`` and its options are
+``ragmeter evaluate``'s: any verifier is measured the same way.
 
 Exit codes: 0 done, 1 an exactness suite (``trec``, ``unitxt``) found a disagreement, 2 bad
 input or options.
@@ -15,13 +17,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ragmeter import cli_verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.metrics.base import Settings
 
 EXIT_DISAGREES = 1
 EXIT_USAGE = 2
@@ -37,8 +40,29 @@ def _lfqa_script() -> Path | None:
     return None
 
 
+def _lfqa_options(settings: Settings, data: Path | None) -> list[str]:
+    """``bench/meta/lfqa.py``'s arguments for the run options it takes."""
+    cmd: list[str] = []
+    for flag, value in (
+        ("--base-url", settings.base_url),
+        ("--verifier", settings.verifier if settings.verifier != "judge" else None),
+        ("--verifier-label", settings.verifier_label),
+        ("--verifier-threshold", settings.verifier_threshold),
+        ("--device", settings.device),
+        ("--data", data),
+    ):
+        if value is not None:
+            cmd += [flag, str(value)]
+    return cmd + (["--allow-download"] if settings.allow_download else [])
+
+
 def _run_lfqa(
-    judge: str, metrics: str | None, limit: int | None, out: Path | None, base_url: str | None
+    judge: str,
+    metrics: str | None,
+    limit: int | None,
+    out: Path | None,
+    settings: Settings,
+    data: Path | None = None,
 ) -> int:
     script = _lfqa_script()
     if script is None:
@@ -48,9 +72,7 @@ def _run_lfqa(
         )
     if metrics:
         raise ConfigError("The lfqa suite measures a fixed set of metrics; drop --metrics.")
-    cmd = [sys.executable, str(script), "--judge", judge]
-    if base_url is not None:
-        cmd += ["--base-url", base_url]
+    cmd = [sys.executable, str(script), "--judge", judge, *_lfqa_options(settings, data)]
     if limit is not None:
         cmd += ["--limit", str(limit)]
     if out is not None:
@@ -104,15 +126,26 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[
             str, typer.Option(help="Embeddings: 'offline' (MiniLM ONNX) or a model name/path.")
         ] = "offline",
+        verifier: nli.VerifierOption = "judge",
+        verifier_label: nli.VerifierLabelOption = None,
+        verifier_threshold: nli.VerifierThresholdOption = None,
+        device: nli.DeviceOption = None,
+        allow_download: nli.AllowDownloadOption = False,
     ) -> None:
         """Measure metrics against human judgments and reference tools (a suite of public data)."""
         from ragmeter.metaeval import SUITES, run_suite
         from ragmeter.metaeval.common import SuiteOptions
-        from ragmeter.metrics.base import Settings
 
+        settings = Settings(
+            base_url=base_url,
+            embedder=embedder,
+            **nli.verifier_settings(
+                verifier, verifier_label, verifier_threshold, device, allow_download
+            ),
+        )
         try:
             if suite == "lfqa":
-                code = _run_lfqa(judge, metrics, limit, out, base_url)
+                code = _run_lfqa(judge, metrics, limit, out, settings, data)
                 raise typer.Exit(code)
             names = list(SUITES) if suite == "all" else [suite]
             options = SuiteOptions(
@@ -121,7 +154,7 @@ def register(app: typer.Typer) -> None:
                 if metrics
                 else None,
                 limit=limit,
-                settings=replace(Settings(), base_url=base_url, embedder=embedder),
+                settings=settings,
             )
             disagrees = False
             for name in names:

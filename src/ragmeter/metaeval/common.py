@@ -77,8 +77,10 @@ class SuiteOptions:
         return replace(self.settings, judge=self.judge)
 
     def judge_name(self) -> str:
-        judge = self.judge
-        return judge if isinstance(judge, str) else getattr(judge, "name", type(judge).__name__)
+        """The judge, and the verifier when it is not the judge's own."""
+        name = _name(self.judge)
+        verifier = self.settings.verifier
+        return name if verifier == "judge" else f"{name}, verifier {_name(verifier)}"
 
     def choose(self, suite: str, defaults: Sequence[str], supported: Sequence[str]) -> list[str]:
         """The metrics to run: ``metrics`` when given (each must be supported), else defaults."""
@@ -94,6 +96,10 @@ class SuiteOptions:
 
     def take(self, items: Sequence[Any]) -> list[Any]:
         return list(items if self.limit is None else items[: self.limit])
+
+
+def _name(thing: Any) -> str:
+    return thing if isinstance(thing, str) else getattr(thing, "name", type(thing).__name__)
 
 
 @dataclass(slots=True)
