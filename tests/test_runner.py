@@ -151,9 +151,9 @@ def test_resume_skips_rows_already_written_and_drops_a_torn_line(fake_family, tm
     out = tmp_path / "res.jsonl"
     data = [{"answer": "x" * i} for i in range(1, 11)]
     full = ragmeter.evaluate(data, ["answer_len"], progress=False)
-    ragmeter.evaluate(data[:4], ["answer_len"], out=out, progress=False)
-    with out.open("a") as fh:
-        fh.write('{"index": 4, "sco')  # a crash mid-write
+    ragmeter.evaluate(data, ["answer_len"], out=out, progress=False)
+    kept = out.read_text().splitlines(keepends=True)[:4]
+    out.write_text("".join(kept) + '{"index": 4, "sco')  # a crash mid-write
     fake_family.batches.clear()
     resumed = ragmeter.evaluate(data, ["answer_len"], out=out, resume=True, progress=False)
     assert sum(fake_family.batches) == 6

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 import ragmeter
 from ragmeter import runner
 from ragmeter.cli import app
+from ragmeter.result import sidecar_path
 from ragmeter.runner import Accumulator
 from ragmeter.scoring.statistics import summarize
 from ragmeter.types import RowResult
@@ -113,6 +114,8 @@ def test_resume_of_a_streamed_run_gives_the_same_summaries(tmp_path):
     out = tmp_path / "part.jsonl"
     lines = (tmp_path / "full.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     out.write_text("".join(lines[:250]) + lines[250][:40], encoding="utf-8")  # torn last line
+    # The run record, as a killed run leaves it (written with its first row).
+    sidecar_path(out).write_text(sidecar_path(tmp_path / "full.jsonl").read_text())
     resumed = ragmeter.evaluate(
         data, METRICS, out=out, progress=False, resume=True, keep_rows=False
     )

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from itertools import islice
 from pathlib import Path
@@ -33,13 +33,14 @@ from ragmeter.errors import (
     failure_cause,
 )
 from ragmeter.io.columns import ColumnMap, to_sample
+from ragmeter.io.fingerprint import input_fingerprint
 from ragmeter.io.paths import check_outputs, make_parent, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
-from ragmeter.io.results import read_results, scan_results
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
 from ragmeter.redact import known_secrets, redact_url, redact_value
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
+from ragmeter.resume import Resumed, load_resumed
 from ragmeter.scoring.statistics import Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
@@ -146,7 +147,8 @@ async def aevaluate(
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source)
     ctx = RunContext(settings)
-    with results_lock(out) if out is not None else contextlib.nullcontext():
+    lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
+    with lock or contextlib.nullcontext():
         try:
             plan.build_families(ctx)
             if any(spec.needs_judge for spec in plan.specs):
@@ -154,7 +156,7 @@ async def aevaluate(
                 preflight = getattr(judge_obj, "preflight", None)
                 if preflight is not None:
                     await preflight()
-            runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
+            runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data)
             started = dt.datetime.now(dt.UTC)
             try:
                 await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
@@ -370,7 +372,10 @@ class BatchScorer:
         self.cmap = cmap
         self.ctx = ctx
 
-    async def score(self, batch: list[Row]) -> list[RowResult]:
+    async def score(
+        self, batch: list[Row], *, only: Mapping[int, Collection[str]] | None = None
+    ) -> list[RowResult]:
+        """One result per row; ``only`` limits some rows (by index) to some metrics."""
         results: list[RowResult] = []
         # family -> metric-name tuple -> [(position, sample)]
         work: dict[str, dict[tuple[str, ...], list[tuple[int, Sample]]]] = {}
@@ -378,9 +383,12 @@ class BatchScorer:
         for pos, row in enumerate(batch):
             result = RowResult(index=row.index, id=None)
             results.append(result)
+            wanted = (only or {}).get(row.index)
             if row.problem is not None or row.data is None:
                 for spec in self.plan.specs:
-                    result.record(spec.name, Failure(spec.name, row.problem or "unreadable row"))
+                    if wanted is None or spec.name in wanted:
+                        message = row.problem or "unreadable row"
+                        result.record(spec.name, Failure(spec.name, message))
                 continue
             sample, problems = to_sample(row.data, self.cmap)
             result.id = sample.question_id
@@ -388,6 +396,8 @@ class BatchScorer:
             for family, specs in by_family.items():
                 ready: list[str] = []
                 for spec in specs:
+                    if wanted is not None and spec.name not in wanted:
+                        continue
                     failure = _field_failure(spec, sample, problems, row.where)
                     if failure is not None:
                         result.record(spec.name, failure)
@@ -466,12 +476,19 @@ class _Runner:
         source: RowSource,
         *,
         keep_rows: bool,
+        data: Any = None,
     ) -> None:
         self.plan = plan
         self.ctx = ctx
         self.scorer = BatchScorer(plan, cmap, ctx)
         self.source = source
         self.keep_rows = keep_rows
+        #: The input as given (a path, rows in memory), for its fingerprint.
+        self.data = data
+        self.fingerprint: dict[str, Any] | None = None
+        #: Rows of the input read so far (all of them at the end of a run).
+        self.input_rows = 0
+        self.resumed: Resumed | None = None
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
         self.n_rows = 0
@@ -490,18 +507,17 @@ class _Runner:
                 self.first_infrastructure = (row.index, metric, row.failures.get(metric, ""))
 
     async def run(self, *, out: Path | None, resume: bool, progress: bool | None) -> None:
-        done: set[int] = set()
-        if resume and out is not None and out.exists():
-            done = self._load_done(out)
+        done = self.open_results(out, resume=resume)
+        only = self.resumed.partial if self.resumed is not None else None
         sink: IO[str] | None = None
         if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
             sink = out.open("a" if resume else "w", encoding="utf-8")
+            write_sidecar(out, self.start_record())
         bar = _progress(progress, self.source.total)
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
-            for batch in _batches(self.source, self.ctx.settings.batch_size, skip=done):
-                pending.append(asyncio.ensure_future(self.scorer.score(batch)))
+            for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
+                pending.append(asyncio.ensure_future(self.scorer.score(batch, only=only)))
                 if len(pending) >= BATCHES_IN_FLIGHT:
                     self._emit(await pending.pop(0), sink, bar)
             while pending:
@@ -516,30 +532,49 @@ class _Runner:
             if bar is not None:
                 bar.stop()
 
-    def _load_done(self, out: Path) -> set[int]:
-        """Rows already in ``out`` that stay: count and keep them; cut off a torn last line.
+    def open_results(self, out: Path | None, *, resume: bool) -> set[int]:
+        """Fingerprint the input for ``out``'s run record; on resume, check ``out`` and take
+        what stays of it (:mod:`ragmeter.resume`). Returns the rows done."""
+        if out is None:
+            return set()
+        self.fingerprint = input_fingerprint(self.data) if self.data is not None else None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if not (resume and out.exists() and out.stat().st_size > 0):
+            return set()
+        self.resumed = load_resumed(
+            out,
+            fingerprint=self.fingerprint,
+            data=self.data,
+            data_name=self.source.name,
+            metrics=[spec.name for spec in self.plan.specs],
+            account=self._account,
+        )
+        return self.resumed.done
 
-        A row that failed on the judge or the infrastructure is not done: it is scored again
-        and its new line supersedes the old one (see :mod:`ragmeter.io.results`).
-        """
-        done: set[int] = set()
-        scan = scan_results(out)
-        for lineno, rec in read_results(out, scan):
-            try:
-                row = RowResult.from_json(rec)
-            except (ValueError, KeyError, TypeError) as exc:
-                raise DataError(
-                    f"{out}, line {lineno}: not a row of results ({exc}). Give --out a new "
-                    "file, or resume the results file this run wrote."
-                ) from None
-            if row.retried:
-                continue
-            done.add(row.index)
-            self._account(row)
-        if scan.torn:
-            with out.open("r+b") as fh:
-                fh.truncate(scan.good_bytes)
-        return done
+    def _counted(self) -> Iterator[Row]:
+        for row in self.source:
+            self.input_rows += 1
+            yield row
+
+    def start_record(self) -> dict[str, Any]:
+        """The run record written with the first row: which input, which metrics."""
+        import ragmeter
+
+        return {
+            "ragmeter_version": ragmeter.__version__,
+            "created": dt.datetime.now(dt.UTC).isoformat(),
+            "data": self.source.name,
+            "input": self.fingerprint,
+            "metrics": {spec.name: spec_record(spec) for spec in self.plan.specs},
+            "settings": public_settings(self.ctx.settings),
+        }
+
+    def record_info(self) -> dict[str, Any]:
+        """The run record's input (with its rows counted) and failures by cause."""
+        info = self.cause_info()
+        if self.fingerprint is not None:
+            info["input"] = {**self.fingerprint, "rows": self.input_rows}
+        return info
 
     def _account(self, row: RowResult) -> None:
         self.n_rows += 1
@@ -552,6 +587,8 @@ class _Runner:
             self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
     def _emit(self, rows: list[RowResult], sink: IO[str] | None, bar: Any) -> None:
+        if self.resumed is not None:
+            rows = [self.resumed.completed(row) for row in rows]
         for row in rows:
             self._account(row)
             if sink is not None:
@@ -571,7 +608,7 @@ class _Runner:
             started=started,
             data_name=data_name,
             extra_info={
-                **self.cause_info(),
+                **self.record_info(),
                 **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
             },
         )

@@ -14,6 +14,7 @@ import ragmeter
 from ragmeter.cli import app
 from ragmeter.engines.ray_engine import run_ray, worker_concurrency
 from ragmeter.errors import ConfigError
+from ragmeter.report.load import load_run
 from ragmeter.result import sidecar_path
 
 #: A stalled Ray pipeline (say, actors holding every CPU) fails the test instead of the suite.
@@ -150,12 +151,28 @@ def test_resume_writes_only_the_missing_rows(local_ray, tmp_path):
     lines = full.read_text(encoding="utf-8").splitlines(keepends=True)
     out = tmp_path / "out.jsonl"
     out.write_text("".join(lines[:17]) + lines[17][:25], encoding="utf-8")  # torn last line
+    sidecar_path(out).write_text(sidecar_path(full).read_text())  # as a killed run leaves it
     result = run_ray(data, METRICS, out=out, resume=True, num_workers=2, progress=False)
     assert out.read_bytes() == full.read_bytes()
     assert result.info["n_rows"] == len(lines)
     assert {k: s.as_dict() for k, s in result.summary.items()} == {
         k: s.as_dict() for k, s in expected.summary.items()
     }
+
+
+def test_resume_on_ray_computes_metrics_added_since_the_first_run(local_ray, tmp_path):
+    data = _jsonl_with_problems(tmp_path / "data.jsonl")
+    expected = ragmeter.evaluate(data, METRICS, progress=False)
+    out = tmp_path / "out.jsonl"
+    ragmeter.evaluate(data, METRICS[:2], out=out, progress=False)
+    result = run_ray(data, METRICS, out=out, resume=True, num_workers=2, progress=False)
+    assert {k: s.as_dict() for k, s in result.summary.items()} == {
+        k: s.as_dict() for k, s in expected.summary.items()
+    }
+    # Each row is written again with every metric; a report reads each row once, the last.
+    rows = load_run(out).rows
+    assert len(rows) == len(expected.rows) and len(out.read_text().splitlines()) == 2 * len(rows)
+    assert {r.index: dict(r.scores) for r in rows} == {r.index: r.scores for r in expected.rows}
 
 
 def test_cli_engine_ray_writes_the_local_engines_rows(local_ray, tmp_path):

@@ -47,7 +47,7 @@ def test_bad_json_names_the_line(tmp_path, rd):
         ({"index": 0, "scores": {"m": "high"}}, "must be a number or null"),
         ({"index": 0, "scores": {"m": float("nan")}}, "must be finite"),
         ({"scores": {"m": 0.5}}, "has no 'index'"),
-        ({"index": 0, "scores": [0.5]}, "'scores' must be an object"),
+        ({"index": 0, "scores": [0.5]}, "field 'scores': must be an object"),
         ([1, 2], "expected a JSON object"),
     ],
 )

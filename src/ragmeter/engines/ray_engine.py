@@ -265,11 +265,10 @@ def run_ray(
     asyncio.run(_preflight(ctx, plan))
     started = dt.datetime.now(dt.UTC)
 
-    state = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows)
-    done: set[int] = set()
+    state = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data_path)
     out_path = Path(out) if out is not None else None
-    if resume and out_path is not None and out_path.exists():
-        done = state._load_done(out_path)
+    # Rows that lack metrics added since (state.resumed.partial) are scored again in full.
+    done = state.open_results(out_path, resume=resume)
 
     started_ray = _connect(ray, address, num_workers)
     try:
@@ -330,7 +329,7 @@ def run_ray(
         data_name=source.name,
         extra_info={
             "engine": {"name": "ray", "workers": workers, "address": address},
-            **state.cause_info(),
+            **state.record_info(),
         },
     )
     if out_path is not None:
@@ -437,8 +436,8 @@ def _drain(
     """Take results in input order: number, write, accumulate."""
     sink: IO[str] | None = None
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
         sink = out.open("a" if resume else "w", encoding="utf-8")
+        write_sidecar(out, state.start_record())
     next_index = 0
     next_line = 1
     try:
@@ -477,6 +476,7 @@ def _drain(
             for text in batch.column("usage").to_pylist():
                 if text:
                     state.ctx.usage.add(Usage(**json.loads(text)))
+        state.input_rows = next_index
     finally:
         if sink is not None:
             sink.close()

@@ -88,14 +88,16 @@ def make_parent(path: str | os.PathLike[str]) -> None:
 
 
 @contextlib.contextmanager
-def results_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+def results_lock(
+    path: str | os.PathLike[str], *, record: str | os.PathLike[str] | None = None
+) -> Iterator[None]:
     """Hold an exclusive lock on a results file while a run writes it and its run record.
 
     A second run on the same file (with or without resume) fails at once with ``ConfigError``
     instead of interleaving rows. The lock is advisory (``flock``), taken on the results file
     itself, and released when the run ends or its process dies. A results file this lock
-    created is removed again when the run fails before writing a row. No lock on platforms
-    without ``fcntl``.
+    created is removed again when the run fails before writing a row, and so is its run
+    ``record`` when the run made it. No lock on platforms without ``fcntl``.
     """
     try:
         import fcntl
@@ -105,6 +107,7 @@ def results_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     path = Path(path)
     make_parent(path)
     created = not path.exists()
+    made_record = record is not None and not Path(record).exists()
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         try:
@@ -119,6 +122,8 @@ def results_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         except BaseException:
             if created and path.exists() and path.stat().st_size == 0:
                 path.unlink()
+                if made_record and record is not None:
+                    Path(record).unlink(missing_ok=True)
             raise
     finally:
         os.close(fd)

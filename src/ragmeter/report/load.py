@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError, did_you_mean
-from ragmeter.io.results import read_results
+from ragmeter.io.results import read_results, scan_results
+from ragmeter.run_record import read_sidecar, results_expect
 from ragmeter.scoring.statistics import Summary, summarize
 
 __all__ = [
@@ -338,35 +339,25 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> Row:
 
 def load_info(results: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The sidecar of ``results``, or ``None`` when there is none."""
-    path = sidecar_path(results)
-    if not path.exists():
-        return None
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}). Delete it to report "
-            "without run information, or re-run to write it again."
-        ) from None
-    if not isinstance(info, dict):
-        raise DataError(f"{path}: expected a JSON object. Got {type(info).__name__}.")
-    return info
+    return read_sidecar(results)
 
 
 def load_run(path: str | os.PathLike[str], *, keep_details: bool = True) -> Run:
     """Read a results JSONL and its sidecar.
 
-    Reads line by line (:mod:`ragmeter.io.results`: a row retried by ``--resume`` counts
-    once, in its last version; a cut-off last line is not a row); with
+    Reads line by line, checking each (:mod:`ragmeter.io.results`: scores in their metrics'
+    ranges, indexes in the input's; a row written again by ``--resume`` counts once, in its
+    last version; a cut-off last line is not a row); with
     ``keep_details=False`` claim-level details are dropped while reading (fetch the few that
     a report shows with :func:`read_details`).
     """
     path = Path(path)
+    info = load_info(path)
+    scan = scan_results(path, results_expect(info))
     rows = [
         _parse_row(obj, where=f"{path}, line {lineno}", keep_details=keep_details)
-        for lineno, obj in read_results(path)
+        for lineno, obj in read_results(path, scan)
     ]
-    info = load_info(path)
     return Run(rows=tuple(rows), info=info or {}, source=path)
 
 

@@ -1,0 +1,99 @@
+"""What of a results file stays on ``--resume``, checked before a byte is appended or cut.
+
+The file must be this input's results (:func:`~ragmeter.run_record.check_resumable`) and every
+line a valid row (:mod:`ragmeter.io.results`: scores in their metrics' ranges, indexes in the
+input's). Then each row that counts is
+
+- done: kept as it is, and counted in the summaries;
+- missing metrics added to the run since it was written: kept, and only those metrics are
+  computed (:func:`merged` writes the row again with them);
+- failed on the judge or the infrastructure: scored again.
+
+Only a cut-off last line (a killed run's) is cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import DataError
+from ragmeter.io.readers import open_rows
+from ragmeter.io.results import ResultsScan, read_record_at, read_results, scan_results
+from ragmeter.run_record import check_resumable, results_expect
+from ragmeter.types import RowResult
+
+__all__ = ["Resumed", "load_resumed", "merged"]
+
+
+@dataclass(slots=True)
+class Resumed:
+    """The rows of a results file that stay."""
+
+    scan: ResultsScan
+    #: Rows kept as they are.
+    done: set[int] = field(default_factory=set)
+    #: Rows kept, with the metrics of this run they lack.
+    partial: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def completed(self, row: RowResult) -> RowResult:
+        """``row`` (only the metrics a kept row lacked) merged into the row it completes."""
+        if row.index not in self.partial:
+            return row
+        return merged(_row(read_record_at(self.scan, row.index), self.scan, row.index), row)
+
+
+def _row(record: dict[str, Any], scan: ResultsScan, index: int) -> RowResult:
+    try:
+        return RowResult.from_json(record)
+    except (ValueError, KeyError, TypeError) as exc:
+        lineno = scan.final[index][0]
+        raise DataError(f"{scan.path}, line {lineno}: not a row of results ({exc}).") from None
+
+
+def load_resumed(
+    out: Path,
+    *,
+    fingerprint: dict[str, Any] | None,
+    data: Any,
+    data_name: str,
+    metrics: Collection[str],
+    account: Callable[[RowResult], None],
+) -> Resumed:
+    """Check ``out`` for a resumed run of ``metrics`` on ``data``; ``account`` every row done."""
+    info = check_resumable(out, fingerprint, data_name=data_name)
+    expect = results_expect(info)
+    if expect.n_rows is None:  # the first run stopped before it counted the input's rows
+        expect = replace(expect, n_rows=sum(1 for _ in open_rows(data)))
+    resumed = Resumed(scan_results(out, expect))
+    wanted = frozenset(metrics)
+    for _, record in read_results(out, resumed.scan):
+        row = _row(record, resumed.scan, record["index"])
+        if row.retried:
+            continue
+        missing = wanted - row.scores.keys()
+        if missing:
+            resumed.partial[row.index] = missing
+            continue
+        resumed.done.add(row.index)
+        account(row)
+    if resumed.scan.torn:
+        with out.open("r+b") as fh:
+            fh.truncate(resumed.scan.good_bytes)
+    return resumed
+
+
+def merged(old: RowResult, new: RowResult) -> RowResult:
+    """``old`` with the metrics ``new`` computed for it (metrics added since it was written)."""
+    return RowResult(
+        index=new.index,
+        id=new.id if new.id is not None else old.id,
+        scores={**old.scores, **new.scores},
+        reasons={**old.reasons, **new.reasons},
+        failures={**old.failures, **new.failures},
+        details={**old.details, **new.details},
+        metadata=new.metadata if new.metadata is not None else old.metadata,
+        failure_causes={**old.failure_causes, **new.failure_causes},
+    )
