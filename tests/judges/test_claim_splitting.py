@@ -43,6 +43,13 @@ def test_coordinated_clauses_become_one_claim_each_with_the_pronoun_resolved(nlp
     ]
 
 
+def test_neither_nor_stays_one_claim(nlp) -> None:
+    # Split, "nor disbelieves" would become the opposite claim "Disbelieves in a god".
+    assert claims(nlp, "An agnostic neither believes nor disbelieves in a god.") == [
+        "An agnostic neither believes nor disbelieves in a god."
+    ]
+
+
 def test_a_coordinated_participle_keeps_the_subject_and_auxiliary(nlp) -> None:
     found = claims(
         nlp,

@@ -53,9 +53,14 @@ def test_an_antonym_pair_present_in_the_premise_is_no_conflict():
 
 
 def test_clauses_split_at_semicolons_and_contrasting_conjunctions():
-    found = clauses_of("Ann is tall; Bob is short, although he is older.")
+    found = clauses_of("Ann is tall; Bob is short, although he is not older.")
     assert len(found) == 3
-    assert [c.negated for c in found] == [False, False, False]
+    assert [c.negated_stems for c in found] == [frozenset(), frozenset(), {"older"}]
+
+
+def test_a_negation_bears_only_on_the_words_just_after_it():
+    premise = "The Kelvin scale is used by physicists, not by most engineers."
+    assert features("The Kelvin scale is used by physicists.", premise) == (0.0, 0.0)
 
 
 def test_covering_sentences_hold_every_content_word():

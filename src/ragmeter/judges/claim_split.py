@@ -494,6 +494,8 @@ class _Sentence:
         while stack:
             verb = stack.pop()
             heads.append(verb)
+            if any(c.lower_ in ("neither", "nor") for c in verb.children):
+                continue  # "neither believes nor disbelieves": one claim, not two
             stack.extend(
                 c
                 for c in verb.children

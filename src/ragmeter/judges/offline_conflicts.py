@@ -7,8 +7,9 @@ and at a comma before a contrasting conjunction) that hold every content word of
 and flag a cell (claim, premise) as a hard conflict when
 
 ``polarity_conflict``
-    every such clause is negated and the claim is not, or the claim is negated and none of
-    them is ("not only" is no negation);
+    every such clause negates one of the claim's content words (a negation within the
+    :data:`NEGATION_SCOPE` tokens before it) and the claim is not negated, or the claim is
+    negated and none of them does ("not only" is no negation);
 ``antonym_conflict``
     the claim holds a word of :data:`ragmeter.text.ANTONYMS` that no clause covering the
     claim holds, and a clause holding the rest of the claim's content words holds its
@@ -68,11 +69,25 @@ _CLAUSE_RE = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class Clause:
-    """One clause of a premise: its words, their stems, and whether it is negated."""
+    """One clause of a premise: its words, their stems, and the stems that follow a
+    negation closely (the negation's scope: the next :data:`NEGATION_SCOPE` tokens)."""
 
     words: frozenset[str]
     stems: frozenset[str]
-    negated: bool
+    negated_stems: frozenset[str]
+
+    def negates(self, content: frozenset[str]) -> bool:
+        """Whether a negation of this clause bears on one of ``content``'s stems."""
+        return not self.negated_stems.isdisjoint(content)
+
+
+#: Negation words whose scope the polarity rule reads ("without" qualifies, it does not
+#: deny: "after a day without food, your body releases glucagon").
+_SCOPED_NEGATIONS = NEGATIONS - {"without"}
+
+#: Tokens after a negation that it bears on ("is not the capital": "capital"; articles
+#: are no tokens).
+NEGATION_SCOPE = 3
 
 
 @lru_cache(maxsize=4096)
@@ -85,10 +100,18 @@ def clauses_of(premise: str) -> tuple[Clause, ...]:
             toks = tokens(part)
             if not toks:
                 continue
-            joined = " ".join(toks)
-            negated = not NEGATIONS.isdisjoint(toks) and "not only" not in joined
-            out.append(Clause(frozenset(toks), frozenset(map(stem, toks)), negated))
+            out.append(Clause(frozenset(toks), frozenset(map(stem, toks)), _negated_stems(toks)))
     return tuple(out)
+
+
+def _negated_stems(toks: list[str]) -> frozenset[str]:
+    """Stems of the tokens a negation of ``toks`` bears on ("not only" denies nothing)."""
+    return frozenset(
+        stem(t)
+        for k, word in enumerate(toks)
+        if word in _SCOPED_NEGATIONS and toks[k + 1 : k + 2] != ["only"]
+        for t in toks[k + 1 : k + 1 + NEGATION_SCOPE]
+    )
 
 
 def conflict_features(claim: ClaimText, premise: str) -> tuple[float, float]:
@@ -99,7 +122,8 @@ def conflict_features(claim: ClaimText, premise: str) -> tuple[float, float]:
     clauses = clauses_of(premise)
     covering = [c for c in clauses if content <= c.stems]
     polarity = 0.0
-    if covering and all(c.negated != claim.negated for c in covering):
+    negated = bool(_negated_stems(list(claim.tokens)))
+    if covering and all(c.negates(content) != negated for c in covering):
         polarity = 1.0
     antonym = 0.0
     words = frozenset(claim.tokens)
