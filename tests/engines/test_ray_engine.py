@@ -223,3 +223,22 @@ def test_worker_concurrency_rejects_nonsense():
         worker_concurrency(0, 2)
     with pytest.raises(ConfigError, match="must be >= 1. Got 0"):
         worker_concurrency(4, 0)
+
+
+def test_connect_turns_rays_usage_statistics_off_before_it_starts(monkeypatch):
+    from ragmeter.engines.ray_engine import _connect
+
+    monkeypatch.delenv("RAY_USAGE_STATS_ENABLED", raising=False)
+    seen = {}
+
+    class FakeRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs) -> None:
+            import os
+
+            seen["stats"] = os.environ.get("RAY_USAGE_STATS_ENABLED")
+
+    assert _connect(FakeRay(), None, 2) is True
+    assert seen["stats"] == "0"

@@ -63,7 +63,13 @@ READ_CPUS = 0.5
 #: and actors holding every CPU would leave the reads unscheduled for ever (a deadlock).
 READER_RESERVE = 1.0
 #: Environment that model and cache code read; passed to workers of existing clusters too.
-_ENV_PASSED = ("RAGMETER_CACHE_DIR", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HOME")
+_ENV_PASSED = (
+    "RAGMETER_CACHE_DIR",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "HF_HOME",
+    "RAY_USAGE_STATS_ENABLED",
+)
 _USAGE_INTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "failures")
 
 
@@ -352,6 +358,10 @@ def _connect(ray: Any, address: str | None, num_workers: int | None) -> bool:
     """Connect to ``address`` or start a local instance; True when this call connected."""
     if ray.is_initialized():
         return False
+    # Ray's usage statistics are on by default (a report to Anyscale); ragmeter never asks
+    # for them. Ray still looks up the cloud metadata address and a public DNS server when
+    # it starts (see the README's Scale section): nothing ragmeter can switch off.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if address:
         ray.init(address=address, logging_level=logging.WARNING)
     else:
