@@ -72,27 +72,85 @@ def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
     return out
 
 
-@app.command()
+def _print_version(value: bool) -> None:
+    if value:
+        import ragmeter
+
+        typer.echo(f"ragmeter {ragmeter.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            metavar="",
+            help="Print ragmeter's version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Evaluate retrieval-augmented generation: score, explain, aggregate, gate."""
+
+
+EVALUATE_EXAMPLES = """Examples:
+
+  ragmeter evaluate data.jsonl -m faithfulness,mrr --out results.jsonl
+  ragmeter evaluate data.csv -c contexts=pred.contexts -c answer=response
+  ragmeter evaluate data.jsonl --judge openai:gpt-4o-mini --fail-under faithfulness=0.8
+  ragmeter evaluate data.jsonl --out - -q | jq .scores
+  ragmeter evaluate data.jsonl --report report.html --group-by metadata.category
+
+'ragmeter metrics' lists the metric names and the fields each needs."""
+
+
+@app.command(epilog=EVALUATE_EXAMPLES)
 def evaluate(
-    data: Annotated[Path, typer.Argument(help="JSONL, JSON, CSV or Parquet file.")],
+    data: Annotated[Path, typer.Argument(metavar="DATA", help="JSONL, JSON, CSV or Parquet file.")],
     metrics: Annotated[
-        str | None, typer.Option("--metrics", "-m", help="Comma-separated metric names.")
+        str | None,
+        typer.Option(
+            "--metrics",
+            "-m",
+            metavar="NAME,...",
+            help="Comma-separated metric names (see 'ragmeter metrics'); default: every "
+            "metric whose fields the data has.",
+        ),
     ] = None,
     column: Annotated[
         list[str] | None,
-        typer.Option("--column", "-c", help="FIELD=COLUMN or dotted path; repeatable."),
+        typer.Option(
+            "--column",
+            "-c",
+            metavar="FIELD=PATH",
+            help="Where a field comes from: a column or a dotted path such as "
+            "pred.contexts; repeatable.",
+        ),
     ] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Results JSONL.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            metavar="FILE",
+            help="Results JSONL (one line per row); '-' writes it to stdout.",
+        ),
+    ] = None,
     fail_under: Annotated[
         list[str] | None,
         typer.Option(
             "--fail-under",
-            help="METRIC=VALUE: exit 1 when the mean is below VALUE (above it for a "
+            metavar="METRIC=VALUE",
+            help="Exit 1 when the mean is below VALUE (above it for a "
             "lower-is-better metric, marked ↓); repeatable.",
         ),
     ] = None,
     judge: Annotated[
-        str, typer.Option(help="'offline' (no key needed) or 'openai:MODEL'.")
+        str,
+        typer.Option(metavar="JUDGE", help="'offline' (no key needed) or 'openai:MODEL'."),
     ] = "offline",
     verifier: nli.VerifierOption = "judge",
     verifier_label: nli.VerifierLabelOption = None,
@@ -100,85 +158,141 @@ def evaluate(
     device: nli.DeviceOption = None,
     allow_download: nli.AllowDownloadOption = False,
     base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL).")
+        str | None,
+        typer.Option(metavar="URL", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)."),
     ] = None,
-    max_concurrency: Annotated[int, typer.Option(help="Judge calls in flight at once.")] = 16,
+    max_concurrency: Annotated[
+        int, typer.Option(metavar="N", help="Judge calls in flight at once.")
+    ] = 16,
     timeout: Annotated[
-        float, typer.Option(help="Seconds a judge call may take in all (each try).")
+        float,
+        typer.Option(metavar="SECONDS", help="Seconds a judge call may take in all (each try)."),
     ] = 60.0,
     max_retries: Annotated[
-        int, typer.Option(help="Retries of a judge call that timed out or got 429 / 5xx.")
+        int,
+        typer.Option(metavar="N", help="Retries of a judge call that timed out or got 429 / 5xx."),
     ] = 5,
     judge_id: Annotated[
         str | None,
         typer.Option(
+            metavar="ID",
             help="Who answers behind --judge openai:MODEL, for the cache (default: the model "
-            "name); set it when servers serve different weights under one name."
+            "name); set it when servers serve different weights under one name.",
         ),
     ] = None,
     max_reply_bytes: Annotated[
-        int, typer.Option(help="Largest judge reply accepted; a row past it fails.")
+        int,
+        typer.Option(metavar="BYTES", help="Largest judge reply accepted; a row past it fails."),
     ] = 1_000_000,
     max_claims: Annotated[
-        int, typer.Option(help="Most claims a judge may find in one answer; a row past it fails.")
+        int,
+        typer.Option(
+            metavar="N", help="Most claims a judge may find in one answer; a row past it fails."
+        ),
     ] = 1000,
-    cache: Annotated[Path | None, typer.Option(help="Judge cache file (SQLite).")] = None,
+    cache: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Judge cache file (SQLite).")
+    ] = None,
     no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Do not read or write the cache.")
+        bool, typer.Option("--no-cache", metavar="", help="Do not read or write the cache.")
     ] = False,
-    price_in: Annotated[float | None, typer.Option(help="Price per 1M prompt tokens.")] = None,
-    price_out: Annotated[float | None, typer.Option(help="Price per 1M completion tokens.")] = None,
+    price_in: Annotated[
+        float | None, typer.Option(metavar="PRICE", help="Price per 1M prompt tokens.")
+    ] = None,
+    price_out: Annotated[
+        float | None, typer.Option(metavar="PRICE", help="Price per 1M completion tokens.")
+    ] = None,
     embedder: Annotated[
-        str, typer.Option(help="'offline', a sentence-transformers name/path, or 'openai:MODEL'.")
+        str,
+        typer.Option(
+            metavar="EMBEDDER",
+            help="'offline', a sentence-transformers name/path, or 'openai:MODEL'.",
+        ),
     ] = "offline",
     relevance_model: Annotated[
-        str, typer.Option(help="Context relevance LM: 'offline' or a local model path.")
+        str,
+        typer.Option(
+            metavar="MODEL", help="Context relevance LM: 'offline' or a local model path."
+        ),
     ] = "offline",
     relevance_dtype: Annotated[
         str,
         typer.Option(
+            metavar="DTYPE",
             help="Context relevance numerics: 'auto' (bfloat16 on CPUs with native bfloat16, "
-            "else float32), 'float32' (Unitxt's) or 'bfloat16'."
+            "else float32), 'float32' (Unitxt's) or 'bfloat16'.",
         ),
     ] = "auto",
     reward_model: Annotated[
-        str | None, typer.Option(help="Reward model path for answer_reward.")
+        str | None, typer.Option(metavar="PATH", help="Reward model path for answer_reward.")
     ] = None,
-    batch_size: Annotated[int, typer.Option(help="Rows scored per batch.")] = 256,
-    report: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
-    resume: Annotated[bool, typer.Option(help="Skip rows already in --out.")] = False,
+    batch_size: Annotated[int, typer.Option(metavar="N", help="Rows scored per batch.")] = 256,
+    report: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Write an HTML report here.")
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FIELD",
+            help="--report: also show the scores by this row field, e.g. metadata.category.",
+        ),
+    ] = None,
+    resume: Annotated[bool, typer.Option(metavar="", help="Skip rows already in --out.")] = False,
     progress: Annotated[
-        bool | None, typer.Option("--progress/--no-progress", help="Progress bar.")
+        bool | None, typer.Option("--progress/--no-progress", metavar="", help="Progress bar.")
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", metavar="", help="No summary table.")
+    ] = False,
     engine: Annotated[
-        str, typer.Option(help="'local' (this process) or 'ray' (needs the ray extra).")
+        str,
+        typer.Option(
+            metavar="ENGINE", help="'local' (this process) or 'ray' (needs the ray extra)."
+        ),
     ] = "local",
     ray_address: Annotated[
         str | None,
-        typer.Option(help="Ray cluster to use: 'ray://HOST:PORT' or 'auto'. Default: start one."),
+        typer.Option(
+            metavar="ADDRESS",
+            help="Ray cluster to use: 'ray://HOST:PORT' or 'auto'. Default: start one.",
+        ),
     ] = None,
     workers: Annotated[
         int | None,
-        typer.Option(help="Ray scoring workers (default: one per CPU); share --max-concurrency."),
+        typer.Option(
+            metavar="N", help="Ray scoring workers (default: one per CPU); share --max-concurrency."
+        ),
     ] = None,
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
-    from ragmeter.io.paths import check_outputs
+    from ragmeter.io.paths import check_outputs, is_stdout
     from ragmeter.metrics.base import Settings
     from ragmeter.result import sidecar_path
     from ragmeter.runner import evaluate as run_evaluate
 
+    to_stdout = is_stdout(out)
     try:
         check_outputs(
             {"the input": data},
             {
                 "--out": out,
-                "the run record of --out": sidecar_path(out) if out is not None else None,
+                "the run record of --out": (
+                    sidecar_path(out) if out is not None and not to_stdout else None
+                ),
                 "--report": report,
                 "--cache": None if no_cache else cache,
             },
+            stdout=("--out",),
         )
+        if to_stdout and (resume or engine != "local"):
+            raise ConfigError(
+                "--out - (standard output) works with the local engine and without --resume: "
+                "give --out a file to resume a run or to run on Ray."
+            )
+        if group_by is not None:
+            if report is None:
+                raise ConfigError("--group-by groups the report: add --report FILE.")
+            _check_group_by(data, column, group_by)
         gates = parse_thresholds(fail_under or [], "--fail-under")
         settings = Settings(
             judge=judge,
@@ -222,8 +336,6 @@ def evaluate(
                     keep_rows=out is None,
                     progress=progress,
                 )
-            if report is not None:
-                _report_from(out, result, report)
         elif engine == "local":
             if ray_address is not None or workers is not None:
                 raise ConfigError("--ray-address and --workers need --engine ray.")
@@ -232,20 +344,23 @@ def evaluate(
                 metrics,
                 column_map=column or None,
                 settings=settings,
-                out=out,
-                report=report,
+                out=sys.stdout if to_stdout else out,
                 progress=progress,
                 resume=resume,
-                keep_rows=out is None,  # with --out, rows stream to the file: flat memory
+                # With --out FILE rows stream to the file (flat memory); the report reads them.
+                keep_rows=out is None or (to_stdout and report is not None),
             )
         else:
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
+        if report is not None:
+            _report_from(None if to_stdout else out, result, report, group_by=group_by)
     except RagmeterError as exc:
         _fail(str(exc))
         return
     if not quiet:
-        print_summary(result)
-    if out is not None:
+        # With the results on stdout, everything else goes to stderr.
+        print_summary(result, console=err_console if to_stdout else out_console)
+    if out is not None and not to_stdout:
         err_console.print(f"Results: {out}", markup=False)
     if report is not None:
         err_console.print(f"Report: {report}", markup=False)
@@ -260,15 +375,32 @@ def evaluate(
         raise typer.Exit(EXIT_GATE)
 
 
-def _report_from(out: Path | None, result: Any, report: Path) -> None:
-    """HTML report of a Ray run: from --out when rows were streamed there."""
+def _report_from(out: Path | None, result: Any, report: Path, *, group_by: str | None) -> None:
+    """The HTML report of a run: from --out when rows were streamed there."""
     from ragmeter.io.paths import make_parent
     from ragmeter.report.html import write_report
     from ragmeter.report.load import Run, load_run
 
     run = load_run(out) if out is not None else Run.from_parts(result.rows, result.info)
     make_parent(report)
-    write_report(run, report)
+    write_report(run, report, group_by=group_by)
+
+
+def _check_group_by(data: Path, column: list[str] | None, group_by: str) -> None:
+    """Stop before scoring when the first rows have nothing at --group-by (a typo)."""
+    from itertools import islice
+
+    from ragmeter.io.columns import ColumnMap, to_sample
+    from ragmeter.io.readers import open_rows
+    from ragmeter.report.load import Row, check_group_path
+
+    cmap = ColumnMap.from_any(column or None)
+    rows = []
+    for row in islice(open_rows(data), 200):
+        if row.data is not None:
+            sample, _ = to_sample(row.data, cmap)
+            rows.append(Row(row.index, sample.question_id, {}, metadata=sample.metadata))
+    check_group_path(group_by, rows)
 
 
 def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
@@ -336,9 +468,11 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
-def print_summary(result: Any) -> None:
+def print_summary(result: Any, *, console: Console | None = None) -> None:
+    """The summary table on ``console`` (stdout by default); notes on stderr."""
     from ragmeter.redact import redact
 
+    console = console or out_console
     table = Table(title=f"ragmeter: {result.info.get('n_rows', 0)} rows")
     width = max((len(name) for name in result.summary), default=6)
     table.add_column("metric", no_wrap=True, min_width=width)
@@ -359,7 +493,7 @@ def print_summary(result: Any) -> None:
             direction,
         )
     # Wide enough for every column even when piped (rich assumes 80 columns off a terminal).
-    Console(width=max(out_console.width, 132)).print(table)
+    Console(file=console.file, width=max(console.width, 132)).print(table)
     skipped = result.info.get("skipped") or {}
     if skipped:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
@@ -394,21 +528,58 @@ def print_summary(result: Any) -> None:
 
 
 @app.command("metrics")
-def list_metrics() -> None:
-    """List every metric with the fields it needs and its direction."""
-    from ragmeter.metrics.registry import all_specs
+def list_metrics(
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            metavar="",
+            help="A JSON list: name, family, needs, optional, direction, range, description.",
+        ),
+    ] = False,
+) -> None:
+    """List every metric with the fields it needs and its direction.
 
-    table = Table(title="ragmeter metrics")
-    for col in ("metric", "family", "needs", "dir", "description"):
-        table.add_column(col)
-    for spec in all_specs().values():
-        table.add_row(
+    On a terminal a table; piped, one tab-separated line per metric (full names, nothing cut).
+    """
+    import json
+
+    from ragmeter.metrics.registry import all_specs
+    from ragmeter.result import spec_record
+
+    specs = all_specs().values()
+    if as_json:
+        records = [
+            {
+                "name": spec.name,
+                **spec_record(spec),
+                "optional": list(spec.optional),
+                "needs_judge": spec.needs_judge,
+            }
+            for spec in specs
+        ]
+        typer.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        return
+    rows = [
+        (
             spec.name,
             spec.family,
             ", ".join(spec.requires),
             "↑" if spec.higher_is_better else "↓",
             spec.description,
         )
+        for spec in specs
+    ]
+    header = ("metric", "family", "needs", "dir", "description")
+    if not out_console.is_terminal:
+        for line in (header, *rows):
+            typer.echo("\t".join(line))
+        return
+    table = Table(title="ragmeter metrics")
+    for col in header:
+        table.add_column(col, no_wrap=col in ("metric", "dir"))
+    for row in rows:
+        table.add_row(*row)
     out_console.print(table)
 
 

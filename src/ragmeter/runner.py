@@ -34,7 +34,7 @@ from ragmeter.errors import (
 )
 from ragmeter.io.columns import ColumnMap, to_sample
 from ragmeter.io.fingerprint import input_fingerprint
-from ragmeter.io.paths import check_outputs, make_parent, results_lock
+from ragmeter.io.paths import check_outputs, is_stdout, make_parent, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
@@ -48,6 +48,8 @@ log = logging.getLogger("ragmeter")
 
 #: Batches scored at the same time; two keep the judge's concurrency limit busy at the seams.
 BATCHES_IN_FLIGHT = 2
+#: Rows a mapped path is looked up in before scoring: a path none of them has is a typo.
+PATH_CHECK_ROWS = 20
 
 
 def evaluate(
@@ -57,7 +59,7 @@ def evaluate(
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     judge: Any = None,
     settings: Settings | None = None,
-    out: str | Path | None = None,
+    out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
     progress: bool | None = None,
     resume: bool = False,
@@ -77,8 +79,10 @@ def evaluate(
         ``"offline"`` (default), ``"openai:MODEL"``, or a Judge object (e.g. ``FakeJudge``).
     settings : Settings, optional
         Everything else (concurrency, cache, models, k values, prices).
-    out : path, optional
+    out : path or text stream, optional
         Write results as JSONL while scoring (and ``<out>.run.json``); rows are then also kept.
+        ``"-"`` (or an open text stream) writes the JSONL lines there as rows are scored, with
+        no run record beside them.
     report : path, optional
         Write the HTML report there at the end.
     progress : bool, optional
@@ -121,7 +125,7 @@ async def aevaluate(
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     judge: Any = None,
     settings: Settings | None = None,
-    out: str | Path | None = None,
+    out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
     progress: bool | None = None,
     resume: bool = False,
@@ -132,6 +136,10 @@ async def aevaluate(
     if judge is not None:
         settings = replace(settings, judge=judge)
     _check_settings(settings)
+    stream = _stream(out)
+    if stream is not None:
+        out = None
+        keep_rows = keep_rows or report is not None  # the report is drawn from the rows
     if resume and out is None:
         raise ConfigError("resume=True needs out=PATH: the results file to resume.")
     check_outputs(
@@ -159,7 +167,12 @@ async def aevaluate(
             runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data)
             started = dt.datetime.now(dt.UTC)
             try:
-                await runner.run(out=Path(out) if out else None, resume=resume, progress=progress)
+                await runner.run(
+                    out=Path(out) if out else None,
+                    stream=stream,
+                    resume=resume,
+                    progress=progress,
+                )
             except JudgeUnavailableError as exc:
                 raise JudgeUnavailableError(stopped_message(exc, runner.n_rows, out)) from None
             result = runner.result(started, data_name=source.name)
@@ -178,6 +191,20 @@ async def aevaluate(
         make_parent(report)
         write_report(run, report)
     return result
+
+
+def _stream(out: Any) -> IO[str] | None:
+    """The text stream ``out`` names (``"-"`` is standard output), or None for a path."""
+    if is_stdout(out):
+        return sys.stdout
+    if out is None or isinstance(out, str | Path):
+        return None
+    if not callable(getattr(out, "write", None)):
+        raise ConfigError(
+            f"out must be a file path, '-' (standard output) or an open text stream. "
+            f"Got {type(out).__name__}."
+        )
+    return out
 
 
 def stopped_message(exc: JudgeUnavailableError, n_rows: int, out: str | Path | None) -> str:
@@ -238,7 +265,9 @@ class Plan:
                 for fld in spec.requires:
                     needed.setdefault(fld, []).append(spec.name)
             cmap.check_columns(needed, source.columns)
+            cmap.check_paths(row.data for row in source.peek(PATH_CHECK_ROWS))
             return cls(specs, auto=False)
+        cmap.check_paths(row.data for row in source.peek(PATH_CHECK_ROWS))
         present = {f for f in _all_fields() if cmap.source_for(f, source.columns) is not None}
         specs, skipped = [], {}
         for spec in registry.all_specs().values():
@@ -506,14 +535,24 @@ class _Runner:
             if cause == "infrastructure" and self.first_infrastructure is None:
                 self.first_infrastructure = (row.index, metric, row.failures.get(metric, ""))
 
-    async def run(self, *, out: Path | None, resume: bool, progress: bool | None) -> None:
+    async def run(
+        self,
+        *,
+        out: Path | None,
+        resume: bool,
+        progress: bool | None,
+        stream: IO[str] | None = None,
+    ) -> None:
+        """Score every row; results go to ``out`` (a file, with its run record) or to
+        ``stream`` (left open)."""
         done = self.open_results(out, resume=resume)
         only = self.resumed.partial if self.resumed is not None else None
-        sink: IO[str] | None = None
+        sink: IO[str] | None = stream
         if out is not None:
             sink = out.open("a" if resume else "w", encoding="utf-8")
             write_sidecar(out, self.start_record())
-        bar = _progress(progress, self.source.total)
+        total = self.source.total
+        bar = _progress(progress, None if total is None else max(total - len(done), 0))
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
             for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
@@ -527,7 +566,7 @@ class _Runner:
                 task.cancel()
             raise
         finally:
-            if sink is not None:
+            if sink is not None and sink is not stream:
                 sink.close()
             if bar is not None:
                 bar.stop()

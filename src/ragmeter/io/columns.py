@@ -168,6 +168,39 @@ class ColumnMap:
                 + f"\nColumns found: {', '.join(cols) or '(none)'}."
             )
 
+    def check_paths(self, rows: Iterable[Any]) -> None:
+        """Reject a mapping to a path that none of ``rows`` (the first rows) has: a typo.
+
+        A path that some rows have and others lack is data, not a typo: those rows fail.
+        """
+        rows = [row for row in rows if isinstance(row, Mapping)]
+        problems: list[str] = []
+        for field, source in self.sources.items():
+            if not isinstance(source, str) or not rows:
+                continue
+            first_error = None
+            for row in rows:
+                try:
+                    resolve_path(row, source)
+                except KeyError as exc:
+                    first_error = first_error or exc.args[0]
+                else:
+                    break
+            else:
+                which = (
+                    "the first row lacks"
+                    if len(rows) == 1
+                    else (f"none of the first {len(rows)} rows has")
+                )
+                problems.append(
+                    f"field {field!r} is mapped to {source!r}, which {which}: {first_error}. "
+                    f"Fix the path given to --column {field}=PATH."
+                )
+        if problems:
+            raise MissingColumnError(
+                "A column mapping points nowhere:\n  - " + "\n  - ".join(problems)
+            )
+
 
 def to_sample(
     row: Mapping[str, Any], column_map: ColumnMap, columns: Iterable[str] | None = None

@@ -6,19 +6,31 @@ compares paths as the file system sees them (``..``, symlinks and hard links res
 an output that is a folder, and one whose folder cannot be made because a file is in the way
 or the nearest existing folder is not writable. Missing folders are made by ``make_parent``
 when the output is written.
+
+``-`` as an output means standard output, where the option allows it (``--out -``); nothing
+else may be ``-``, and only one output may take standard output. A file named ``-`` is
+written as ``./-``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["check_outputs", "make_parent", "results_lock"]
+__all__ = ["STDOUT", "check_outputs", "is_stdout", "make_parent", "results_lock"]
+
+#: The path that means standard output.
+STDOUT = "-"
+
+
+def is_stdout(value: Any) -> bool:
+    """Whether an output path given by a user is ``-``, standard output."""
+    return isinstance(value, str | os.PathLike) and os.fspath(value) == STDOUT
 
 
 def _as_path(value: Any) -> Path | None:
@@ -58,12 +70,20 @@ def _check_writable(label: str, path: Path) -> None:
         )
 
 
-def check_outputs(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None:
+def check_outputs(
+    inputs: Mapping[str, Any], outputs: Mapping[str, Any], *, stdout: Collection[str] = ()
+) -> None:
     """Raise ``ConfigError`` when an output is an input, two outputs are one file, an output
     is a folder or its folder cannot be made. Labels name the option, e.g. ``"--out"``;
-    values that are not paths (a DataFrame, None) are left out."""
+    values that are not paths (a DataFrame, None) are left out. The outputs labelled in
+    ``stdout`` may be ``-`` (standard output), at most one of them; no other may."""
     ins = [(label, p) for label, value in inputs.items() if (p := _as_path(value)) is not None]
-    outs = [(label, p) for label, value in outputs.items() if (p := _as_path(value)) is not None]
+    _check_stdout(outputs, stdout)
+    outs = [
+        (label, p)
+        for label, value in outputs.items()
+        if (p := _as_path(value)) is not None and not is_stdout(value)
+    ]
     for label, path in outs:
         for in_label, in_path in ins:
             if _same_file(path, in_path):
@@ -80,6 +100,22 @@ def check_outputs(inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None
                 )
     for label, path in outs:
         _check_writable(label, path)
+
+
+def _check_stdout(outputs: Mapping[str, Any], allowed: Collection[str]) -> None:
+    """At most one output on standard output, and only one whose option allows it."""
+    dashed = [label for label, value in outputs.items() if is_stdout(value)]
+    for label in dashed:
+        if label not in allowed:
+            raise ConfigError(
+                f"{label} is '-': this output cannot go to standard output. Give a file path "
+                "(a file named '-' is './-')."
+            )
+    if len(dashed) > 1:
+        raise ConfigError(
+            f"{' and '.join(dashed)} are both '-' (standard output); one would mix into the "
+            "other. Give all but one a file path."
+        )
 
 
 def make_parent(path: str | os.PathLike[str]) -> None:

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,9 @@ from ragmeter.errors import DataError
 #: Containers nested deeper than this in one row make that row a failure: Python's JSON reader
 #: and writer recurse, so a line nested ~1,000 deep would otherwise stop the whole run.
 MAX_DEPTH = 100
+
+#: Text files up to this size have their rows counted first, for the progress bar's total.
+COUNT_ROWS_UP_TO = 256 * 2**20
 
 SUFFIXES = {
     ".jsonl": "jsonl",
@@ -54,6 +57,12 @@ class RowSource:
 
     def __iter__(self) -> Iterator[Row]:
         return self.rows
+
+    def peek(self, n: int) -> list[Row]:
+        """The next ``n`` rows, left in the stream (iterating yields them again)."""
+        head = list(islice(self.rows, n))
+        self.rows = chain(head, self.rows)
+        return head
 
 
 def open_rows(data: Any, *, peek: int = 200) -> RowSource:
@@ -149,7 +158,7 @@ def _open_path(path: Path, peek: int) -> RowSource:
                 _jsonl_rows(path),
                 peek,
                 str(path),
-                None,
+                _count_rows(path, _count_jsonl),
                 empty=lambda: (
                     f"The file {path} has no rows. It is empty or holds only blank lines; "
                     "a JSONL file holds one JSON object per sample, one per line."
@@ -159,11 +168,41 @@ def _open_path(path: Path, peek: int) -> RowSource:
             return _json_rows(path)
         if fmt == "csv":
             return _peeked(
-                _csv_rows(path), peek, str(path), None, empty=lambda: _empty_csv_message(path)
+                _csv_rows(path),
+                peek,
+                str(path),
+                _count_rows(path, _count_csv),
+                empty=lambda: _empty_csv_message(path),
             )
         return _nonempty(_parquet_rows(path), f"The file {path} has no rows.")
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
+
+
+def _count_rows(path: Path, count: Callable[[Path], int]) -> int | None:
+    """Rows of a text file counted up front when it is small enough to read twice, else None.
+
+    Only the progress bar uses the count; a file that cannot be counted has no total.
+    """
+    try:
+        if path.stat().st_size > COUNT_ROWS_UP_TO:
+            return None
+        return count(path)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
+def _count_jsonl(path: Path) -> int:
+    """Non-blank lines: the rows :func:`_jsonl_rows` yields."""
+    with path.open("rb") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def _count_csv(path: Path) -> int:
+    """Records under the header: the rows :func:`_csv_rows` yields (blank lines skipped)."""
+    csv.field_size_limit(1 << 30)
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        return max(sum(1 for record in csv.reader(fh) if record) - 1, 0)
 
 
 def _jsonl_rows(path: Path) -> Iterator[Row]:

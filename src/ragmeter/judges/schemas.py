@@ -184,7 +184,7 @@ def _load(content: str | None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReplyInvalid(
-            f"the reply is not valid JSON ({exc.msg} at position {exc.pos})"
+            f"the reply is not valid JSON ({exc.msg.removesuffix(' at')} at position {exc.pos})"
         ) from None
 
 

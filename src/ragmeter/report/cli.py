@@ -32,35 +32,63 @@ def parse_assignments(items: list[str], *, option: str) -> dict[str, str]:
     return out
 
 
+REPORT_EXAMPLES = """Examples:
+
+  ragmeter report results.jsonl
+  ragmeter report results.jsonl -o report.html --group-by metadata.category
+  ragmeter report new.jsonl --baseline old.jsonl --risk-threshold poor_share=0.1"""
+
+COMPARE_EXAMPLES = """Examples:
+
+  ragmeter compare old.jsonl new.jsonl
+  ragmeter compare old.jsonl new.jsonl --fail-if-worse faithfulness=0.02"""
+
+
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"Error: {message}", err=True)
     return typer.Exit(EXIT_ERROR)
 
 
 def report_command(
-    results: Annotated[Path, typer.Argument(help="Results .jsonl written by a run.")],
+    results: Annotated[
+        Path, typer.Argument(metavar="RESULTS", help="Results .jsonl written by a run.")
+    ],
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="HTML file to write [default: RESULTS.html]."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="HTML file to write (default: RESULTS with the suffix .html).",
+        ),
     ] = None,
     baseline: Annotated[
         Path | None,
-        typer.Option("--baseline", help="Results .jsonl of a baseline run to compare with."),
+        typer.Option(
+            "--baseline",
+            metavar="RESULTS",
+            help="Results .jsonl of a baseline run to compare with.",
+        ),
     ] = None,
     group_by: Annotated[
         str | None,
-        typer.Option("--group-by", help="Row field to group by, e.g. metadata.category."),
+        typer.Option(
+            "--group-by",
+            metavar="FIELD",
+            help="Row field to group by, e.g. metadata.category.",
+        ),
     ] = None,
     risk_threshold: Annotated[
         list[str] | None,
         typer.Option(
             "--risk-threshold",
+            metavar="NAME=VALUE",
             help="Change a risk threshold: poor_score, poor_share, skew, spread, "
             "missing_share, min_samples (e.g. --risk-threshold poor_share=0.1). Repeatable.",
         ),
     ] = None,
     worst_n: Annotated[
-        int, typer.Option("--worst", min=0, help="Worst samples shown per metric.")
+        int, typer.Option("--worst", min=0, metavar="N", help="Worst samples shown per metric.")
     ] = 5,
 ) -> None:
     """Write one self-contained HTML report (statistics, plots, risk signs, worst samples)."""
@@ -88,17 +116,20 @@ def report_command(
 
 
 def compare_command(
-    a: Annotated[Path, typer.Argument(help="Baseline results .jsonl (A).")],
-    b: Annotated[Path, typer.Argument(help="New results .jsonl (B).")],
+    a: Annotated[Path, typer.Argument(metavar="A", help="Baseline results .jsonl (A).")],
+    b: Annotated[Path, typer.Argument(metavar="B", help="New results .jsonl (B).")],
     fail_if_worse: Annotated[
         list[str] | None,
         typer.Option(
             "--fail-if-worse",
+            metavar="METRIC=DELTA",
             help="metric=delta: exit 1 when B's mean is worse than A's by more than delta "
             "(direction-aware). Repeatable.",
         ),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=0, help="Changed samples listed.")] = 3,
+    top: Annotated[
+        int, typer.Option("--top", min=0, metavar="N", help="Changed samples listed.")
+    ] = 3,
 ) -> None:
     """Paired comparison of two runs over the same inputs (B - A), with optional CI gates."""
     from ragmeter.report.compare import compare_runs
@@ -160,5 +191,5 @@ def _n(x: float | None) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add ``report`` and ``compare`` to ``app``."""
-    app.command("report")(report_command)
-    app.command("compare")(compare_command)
+    app.command("report", epilog=REPORT_EXAMPLES)(report_command)
+    app.command("compare", epilog=COMPARE_EXAMPLES)(compare_command)

@@ -12,6 +12,7 @@ When the sidecar is missing, metric directions are inferred from their names and
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -30,6 +31,7 @@ __all__ = [
     "Row",
     "Run",
     "as_run",
+    "check_group_path",
     "infer_higher_is_better",
     "load_run",
     "read_details",
@@ -116,6 +118,43 @@ class Row:
                 return None
             value = value.get(part)
         return value
+
+
+def group_paths(rows: Iterable[Row]) -> list[str]:
+    """The paths a report can group ``rows`` by: row fields and ``metadata`` keys, nested."""
+    found: dict[str, None] = {}
+    for row in rows:
+        for name in ("id", "question", "answer"):
+            if getattr(row, name) is not None:
+                found[name] = None
+        stack: list[tuple[str, Any]] = [("metadata", row.metadata)]
+        while stack:
+            prefix, value = stack.pop()
+            if isinstance(value, Mapping):
+                stack.extend((f"{prefix}.{key}", item) for key, item in value.items())
+            elif value is not None:
+                found[prefix] = None
+    return sorted(found)
+
+
+def check_group_path(path: str, rows: Iterable[Row]) -> None:
+    """Raise ``DataError`` when no row has a value at ``path``: a typo, not a group.
+
+    Names close paths of the rows (``metadata.category`` for ``metadata.categroy``).
+    """
+    rows = list(rows)
+    if any(row.lookup(path) is not None for row in rows):
+        return
+    known = group_paths(rows)
+    leaves = {name.rsplit(".", 1)[-1] for name in known}
+    close_leaves = difflib.get_close_matches(path.rsplit(".", 1)[-1], leaves, n=3, cutoff=0.6)
+    close = [name for name in known if name.rsplit(".", 1)[-1] in close_leaves]
+    hint = f" Did you mean {', '.join(map(repr, close[:3]))}?" if close else ""
+    shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "") if known else "none"
+    raise DataError(
+        f"Cannot group by {path!r}: no row has a value there.{hint} Paths the rows have: "
+        f"{shown}. Give one of them to --group-by (e.g. --group-by metadata.category)."
+    )
 
 
 @dataclass(frozen=True)
@@ -217,8 +256,9 @@ class Run:
         """Rows split by the value at ``path`` (``metadata.category``), largest groups first.
 
         Rows without the field go to ``(missing)``; past ``max_groups`` the smallest groups
-        are merged into ``(other)``.
+        are merged into ``(other)``. A path no row has raises ``DataError`` naming close ones.
         """
+        check_group_path(path, self.rows)
         buckets: dict[str, list[Row]] = {}
         for row in self.rows:
             value = row.lookup(path)
