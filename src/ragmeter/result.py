@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.errors import did_you_mean
 from ragmeter.redact import redact_value
 from ragmeter.scoring.statistics import Summary
-from ragmeter.types import MetricSpec, RowResult, Usage
+from ragmeter.types import FIELDS, MetricSpec, RowResult, Usage
 
 SIDECAR_SUFFIX = ".run.json"
+
+#: Input fields ``to_pandas(inputs=True)`` adds, in this order (``id`` is already there).
+INPUT_COLUMNS: tuple[str, ...] = tuple(name for name in FIELDS if name != "question_id")
 
 
 def sidecar_path(results_path: str | Path) -> Path:
@@ -37,6 +41,7 @@ class RunResult:
     """Scores, reasons and failures of every row, with summaries and the run's record.
 
     ``rows`` is empty when the run streamed to a file without keeping rows in memory.
+    ``result["faithfulness"]`` is the metric's score for every row (see :meth:`scores`).
     """
 
     rows: list[RowResult]
@@ -44,6 +49,9 @@ class RunResult:
     usage: Usage
     info: dict[str, Any]
     specs: dict[str, MetricSpec] = field(default_factory=dict)
+    #: The data and column map the run read, so ``to_pandas(inputs=True)`` can read the
+    #: inputs again; None when not known.
+    source: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def metrics(self) -> list[str]:
@@ -54,6 +62,15 @@ class RunResult:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def __getitem__(self, metric: str) -> list[float | None]:
+        """``result["faithfulness"]``: the same as ``result.scores("faithfulness")``."""
+        if not isinstance(metric, str):
+            raise TypeError(
+                f"Index a RunResult by metric name, e.g. result['faithfulness']. Got "
+                f"{type(metric).__name__}; for rows use result.rows[i]."
+            )
+        return self.scores(metric)
 
     def scores(self, metric: str) -> list[float | None]:
         """The metric's value for every row, ``None`` where undefined or failed."""
@@ -66,22 +83,61 @@ class RunResult:
 
     def _check_metric(self, metric: str) -> None:
         if metric not in self.specs:
-            raise KeyError(f"Metric {metric!r} is not in this run. Metrics: {self.metrics}.")
+            hint = did_you_mean(metric, self.specs)
+            raise KeyError(
+                f"Metric {metric!r} is not in this run.{hint} Metrics: {', '.join(self.metrics)}."
+            )
 
-    def to_pandas(self) -> Any:
-        """One row per sample: index, id, one column per metric, reasons and failures."""
+    def to_pandas(self, *, inputs: bool = False) -> Any:
+        """One row per sample: index, id, one column per metric, reasons and failures.
+
+        With ``inputs=True`` the input fields each row was scored on (question, contexts,
+        answer, reference_answers, ...) come after ``id``, read again from the run's data.
+        """
         import pandas as pd
 
+        given = self._inputs() if inputs else {}
+        input_columns = [f for f in INPUT_COLUMNS if any(f in v for v in given.values())]
         records = []
         for row in self.rows:
             rec: dict[str, Any] = {"index": row.index, "id": row.id}
+            rec.update(given.get(row.index, {}))
             for metric in self.specs:
                 rec[metric] = row.scores.get(metric)
             rec["reasons"] = dict(row.reasons)
             rec["failures"] = dict(row.failures)
             records.append(rec)
-        columns = ["index", "id", *self.specs, "reasons", "failures"]
+        columns = ["index", "id", *input_columns, *self.specs, "reasons", "failures"]
         return pd.DataFrame.from_records(records, columns=columns)
+
+    def _inputs(self) -> dict[int, dict[str, Any]]:
+        """Input fields of the kept rows by row index, read again from ``source``."""
+        from ragmeter.io.columns import ColumnMap, to_sample
+        from ragmeter.io.readers import open_rows
+
+        if self.source is None:
+            raise ValueError(
+                "This result does not know its input data, so inputs=True cannot add it. "
+                "Results from ragmeter.evaluate() know it; else join on 'index' yourself."
+            )
+        data, column_map = self.source
+        if isinstance(data, Iterator):
+            raise ValueError(
+                "inputs=True reads the data again, and the run consumed it (an iterator or "
+                "generator). Pass evaluate() a list, a path, a DataFrame or a Dataset."
+            )
+        wanted = {row.index for row in self.rows}
+        cmap = ColumnMap.from_any(column_map)
+        out: dict[int, dict[str, Any]] = {}
+        for row in open_rows(data):
+            if row.index in wanted and isinstance(row.data, Mapping):
+                sample, _ = to_sample(row.data, cmap)
+                out[row.index] = {
+                    name: list(value) if isinstance(value, tuple) else value
+                    for name in INPUT_COLUMNS
+                    if (value := getattr(sample, name)) is not None
+                }
+        return out
 
     def summary_frame(self) -> Any:
         import pandas as pd

@@ -176,6 +176,7 @@ async def aevaluate(
             except JudgeUnavailableError as exc:
                 raise JudgeUnavailableError(stopped_message(exc, runner.n_rows, out)) from None
             result = runner.result(started, data_name=source.name)
+            result.source = (data, cmap)
         finally:
             await ctx.aclose()
         if out is not None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.judges.base import Judge, Verifier
-from ragmeter.judges.shared import SharedJudge
+from ragmeter.judges.shared import SharedJudge, Step
 from ragmeter.types import Usage
 
 __all__ = ["make_judge"]
@@ -27,7 +27,27 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
     spec = settings.judge
     if isinstance(spec, SharedJudge):
         return spec
-    return SharedJudge(with_verifier(_judge(spec, settings, usage), settings))
+    judge = _judge(spec, settings, usage)
+    return SharedJudge(
+        with_verifier(judge, settings), usage=usage, count=_uncounted_steps(judge, settings, usage)
+    )
+
+
+def _uncounted_steps(judge: Judge, settings: Any, usage: Usage) -> frozenset[Step]:
+    """The steps whose calls go to an object that keeps no count in the run's ``usage``.
+
+    A judge or verifier object given by the user (a Python judge such as ``FakeJudge``)
+    is counted by the shared judge; the OpenAI judge counts its own requests, and the
+    offline and local models make no calls worth counting.
+    """
+    steps: set[Step] = set()
+    if not isinstance(settings.judge, str) and getattr(judge, "usage", None) is not usage:
+        steps.add("analyze")
+        if settings.verifier == "judge":
+            steps.add("verify")
+    if not isinstance(settings.verifier, str):
+        steps.add("verify")
+    return frozenset(steps)
 
 
 def with_verifier(judge: Judge, settings: Any) -> Judge:

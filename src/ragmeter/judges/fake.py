@@ -47,7 +47,41 @@ def none_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
 
 
 class FakeJudge:
-    """A judge that answers from a script and records what it was asked."""
+    """A judge that answers from a script and records what it was asked; it calls no model.
+
+    Pass it as ``judge=`` to :func:`ragmeter.evaluate` to test a pipeline without a key::
+
+        import ragmeter
+        from ragmeter.judges.base import Analysis
+        from ragmeter.judges.fake import FakeJudge, all_entailed
+
+        judge = FakeJudge(
+            analyze=Analysis(answer_claims=("Paris is in France.",)),  # claims found
+            verify=all_entailed,  # every context supports every claim
+        )
+        rows = [{"question": "Where is Paris?", "answer": "In France.",
+                 "contexts": ["Paris is in France."]}]
+        result = ragmeter.evaluate(rows, ["faithfulness"], judge=judge)
+        assert result["faithfulness"] == [1.0]
+        assert judge.analyze_requests[0].answer == "In France."
+
+    Parameters
+    ----------
+    analyze, verify : script
+        How each step answers. A script is a fixed reply (an ``Analysis`` for ``analyze``,
+        a ``Verification`` for ``verify``), a callable ``request -> reply`` (sync or async;
+        ``verify`` gets the tuple of ``ClaimBlock`` s), a list of replies used in order (an
+        exhausted list raises), or an exception instance to raise (a failing judge).
+        ``all_entailed`` and ``none_entailed`` are ready-made ``verify`` scripts. A step
+        without a script raises an error saying what to script.
+    name : str
+        The judge's name in the run record.
+
+    Attributes
+    ----------
+    analyze_requests, verify_requests : list
+        Every request received, in order; ``calls`` counts both (so does the run's usage).
+    """
 
     def __init__(
         self,

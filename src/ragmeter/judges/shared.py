@@ -6,16 +6,25 @@ family asks for an analysis, :class:`SharedJudge` widens the request to every re
 the sample's fields allow, sends it once, and hands the same reply to the other families
 (requests in flight are joined, finished ones kept in a bounded memo). ``verify`` and the rest
 pass straight through to the wrapped judge.
+
+It also counts the calls of judges that do not count their own in the run's ``Usage``
+(a Python judge such as ``FakeJudge``): the steps named in ``count`` add one call each
+time the wrapped judge is asked, and one failure when it raises. The OpenAI judge counts
+its HTTP requests, cache hits and tokens itself, so its steps are not named there.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, Literal, TypeVar
 
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge, Verification, Want
+from ragmeter.types import Usage
+
+T = TypeVar("T")
+Step = Literal["analyze", "verify"]
 
 __all__ = ["SharedJudge", "feasible_wants"]
 
@@ -36,8 +45,17 @@ def feasible_wants(request: AnalyzeRequest) -> frozenset[Want]:
 class SharedJudge:
     """Wraps any :class:`~ragmeter.judges.base.Judge` for one run."""
 
-    def __init__(self, inner: Judge, *, max_entries: int = 4096) -> None:
+    def __init__(
+        self,
+        inner: Judge,
+        *,
+        max_entries: int = 4096,
+        usage: Usage | None = None,
+        count: frozenset[Step] = frozenset(),
+    ) -> None:
         self.inner = inner
+        self.usage = usage
+        self.count = count
         self.name: str = inner.name
         self.registered: frozenset[Want] = frozenset()
         self._max_entries = max_entries
@@ -81,7 +99,7 @@ class SharedJudge:
             wants=wants,
             n_questions=request.n_questions,
         )
-        task = asyncio.ensure_future(self.inner.analyze(widened))
+        task = asyncio.ensure_future(self._counted("analyze", self.inner.analyze(widened)))
         self._memo[key] = (wants, task)
         self._memo.move_to_end(key)
         while len(self._memo) > self._max_entries:
@@ -94,7 +112,18 @@ class SharedJudge:
             raise
 
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
-        return await self.inner.verify(blocks)
+        return await self._counted("verify", self.inner.verify(blocks))
+
+    async def _counted(self, step: Step, call: Awaitable[T]) -> T:
+        """Await one call of the wrapped judge, counted in ``usage`` when ``step`` is."""
+        if self.usage is None or step not in self.count:
+            return await call
+        self.usage.calls += 1
+        try:
+            return await call
+        except Exception:
+            self.usage.failures += 1
+            raise
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
