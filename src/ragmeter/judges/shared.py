@@ -100,6 +100,10 @@ class SharedJudge:
             n_questions=request.n_questions,
         )
         task = asyncio.ensure_future(self._counted("analyze", self.inner.analyze(widened)))
+        # A caller awaiting through shield() may be cancelled (a run that stops on a refused
+        # judge cancels its other rows) while the task goes on and fails: its exception is
+        # then read here, not logged at exit as "never retrieved".
+        task.add_done_callback(_retrieve_exception)
         self._memo[key] = (wants, task)
         self._memo.move_to_end(key)
         while len(self._memo) > self._max_entries:
@@ -138,3 +142,8 @@ class SharedJudge:
         close = getattr(self.inner, "aclose", None)
         if close is not None:
             await close()
+
+
+def _retrieve_exception(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
