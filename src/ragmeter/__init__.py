@@ -24,10 +24,10 @@ from ragmeter.errors import (
     ModelUnavailableError,
     RagmeterError,
 )
-from ragmeter.metrics.base import Settings
 from ragmeter.result import RunResult
 from ragmeter.runner import aevaluate, evaluate
 from ragmeter.scoring.statistics import Summary
+from ragmeter.settings import Settings
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score, Usage
 
 try:

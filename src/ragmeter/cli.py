@@ -266,9 +266,9 @@ def evaluate(
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
     from ragmeter.io.paths import check_outputs, is_stdout
-    from ragmeter.metrics.base import Settings
     from ragmeter.result import sidecar_path
     from ragmeter.runner import evaluate as run_evaluate
+    from ragmeter.settings import Settings
 
     to_stdout = is_stdout(out)
     try:

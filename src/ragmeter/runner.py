@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import math
 import sys
 import tempfile
 from array import array
@@ -135,7 +134,6 @@ async def aevaluate(
     settings = settings or Settings()
     if judge is not None:
         settings = replace(settings, judge=judge)
-    _check_settings(settings)
     stream = _stream(out)
     if stream is not None:
         out = None
@@ -216,28 +214,6 @@ def stopped_message(exc: JudgeUnavailableError, n_rows: int, out: str | Path | N
         f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the judge, then rerun "
         "with --resume to score the rest."
     )
-
-
-def _check_settings(settings: Settings) -> None:
-    if settings.max_concurrency < 1:
-        raise ConfigError(
-            f"The 'max_concurrency' setting must be >= 1. Got {settings.max_concurrency}."
-        )
-    if settings.batch_size < 1:
-        raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {settings.batch_size}.")
-    if not settings.timeout > 0 or math.isinf(settings.timeout):
-        raise ConfigError(
-            f"The 'timeout' setting must be a number of seconds > 0. Got {settings.timeout!r}."
-        )
-    if settings.max_retries < 0:
-        raise ConfigError(f"The 'max_retries' setting must be >= 0. Got {settings.max_retries}.")
-    for name in ("max_reply_bytes", "max_claims"):
-        if getattr(settings, name) < 1:
-            raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(settings, name)}.")
-    for name in ("ks", "relevance_ks"):
-        for k in getattr(settings, name):
-            if not isinstance(k, int) or k < 1:
-                raise ConfigError(f"The '{name}' setting must hold integers >= 1. Got {k!r}.")
 
 
 @dataclass(slots=True)

@@ -42,7 +42,6 @@ from ragmeter.result import RunResult, json_record, write_sidecar
 from ragmeter.runner import (
     BatchScorer,
     Plan,
-    _check_settings,
     _Runner,
     make_result,
     stopped_message,
@@ -247,7 +246,6 @@ def run_ray(
             "or run it on the local engine (ragmeter.evaluate / --engine local)."
         )
     settings = settings or Settings()
-    _check_settings(settings)
     if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
         raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
     if resume and out is None:

@@ -22,8 +22,6 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
     or ``OPENAI_API_KEY``; a non-OpenAI endpoint may go without a key). ``settings.verifier``
     then picks who decides entailment (:func:`with_verifier`).
     """
-    if settings.max_concurrency < 1:
-        raise ConfigError(f"max_concurrency must be >= 1. Got {settings.max_concurrency}.")
     spec = settings.judge
     if isinstance(spec, SharedJudge):
         return spec

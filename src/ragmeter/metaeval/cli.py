@@ -24,7 +24,7 @@ import typer
 
 from ragmeter import cli_verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
-from ragmeter.metrics.base import Settings
+from ragmeter.settings import Settings
 
 EXIT_DISAGREES = 1
 EXIT_USAGE = 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError, DataError, RagmeterError
-from ragmeter.metrics.base import Settings
+from ragmeter.settings import Settings
 
 log = logging.getLogger("ragmeter.metaeval")
 

@@ -42,7 +42,7 @@ from ragmeter.models._runtime import (
 )
 
 if TYPE_CHECKING:
-    from ragmeter.metrics.base import Settings
+    from ragmeter.settings import Settings
 
 __all__ = [
     "MINILM_SHA256",

@@ -1,0 +1,89 @@
+"""``Settings``: the options of one run, checked once where they are made.
+
+The bottom layer of the package (beside ``types`` and ``errors``): judges, models, metrics,
+the runner and the CLI all read the same frozen value, so a bad value is refused before any
+work with one message, wherever it came from (keyword, CLI option, ``dataclasses.replace``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ragmeter.errors import ConfigError
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Run options that families read. All keyword-only at the API surface."""
+
+    #: "offline" (default), "openai:MODEL", or a Judge object.
+    judge: Any = "offline"
+    #: Who decides "premise entails claim" for the claim metrics: "judge" (default: the
+    #: judge's own verify, so the offline verifier with the offline judge), "offline" (the
+    #: offline verifier, whichever judge extracts the claims), "nli:PATH_OR_NAME" (a local
+    #: Hugging Face sequence classifier), or a Verifier object.
+    verifier: Any = "judge"
+    #: The nli: verifier's support label, a name or index (default: from its config.json).
+    verifier_label: str | None = None
+    #: The nli: verifier's threshold on the support probability (default 0.5).
+    verifier_threshold: float | None = None
+    #: Where the nli: verifier runs: "cpu", "cuda", "cuda:N" or "auto" (default).
+    device: str | None = None
+    #: Let the nli: verifier fetch a model id missing from the local Hugging Face cache.
+    allow_download: bool = False
+    base_url: str | None = None
+    api_key: str | None = None
+    #: Who answers behind an "openai:MODEL" judge, in its cache keys (default: the model name).
+    #: The endpoint's address is not in them; set this when two servers serve different
+    #: weights under one model name.
+    judge_id: str | None = None
+    #: Embeddings: "offline" (MiniLM int8 ONNX), a sentence-transformers name or path,
+    #: "openai:MODEL", or an Embedder object.
+    embedder: Any = "offline"
+    #: Context relevance LM: "offline" (SmolLM2 GGUF), a local path / HF cache name.
+    relevance_model: str = "offline"
+    #: Context relevance numerics: "auto" (bfloat16 on CPUs with native bfloat16, else
+    #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's) or "bfloat16".
+    relevance_dtype: str = "auto"
+    reward_model: str | None = None
+    ks: tuple[int, ...] = (1, 3, 5, 10)
+    relevance_ks: tuple[int, ...] = (1, 3, 5)
+    response_relevancy_n: int = 3
+    max_concurrency: int = 16
+    cache_path: str | None = None
+    use_cache: bool = True
+    timeout: float = 60.0
+    max_retries: int = 5
+    #: Caps on what an LLM judge may send back: bytes of one reply, and claims of one answer
+    #: (or one reference answer). A row past a cap fails with the reason; nothing is cached.
+    max_reply_bytes: int = 1_000_000
+    max_claims: int = 1000
+    price_in: float | None = None
+    price_out: float | None = None
+    batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        """Refuse values no run can use, once, where the settings are made."""
+        if self.max_concurrency < 1:
+            raise ConfigError(
+                f"The 'max_concurrency' setting must be >= 1. Got {self.max_concurrency}."
+            )
+        if self.batch_size < 1:
+            raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {self.batch_size}.")
+        if not self.timeout > 0 or math.isinf(self.timeout):
+            raise ConfigError(
+                f"The 'timeout' setting must be a number of seconds > 0. Got {self.timeout!r}."
+            )
+        if self.max_retries < 0:
+            raise ConfigError(f"The 'max_retries' setting must be >= 0. Got {self.max_retries}.")
+        for name in ("max_reply_bytes", "max_claims"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(self, name)}.")
+        for name in ("ks", "relevance_ks"):
+            for k in getattr(self, name):
+                if not isinstance(k, int) or k < 1:
+                    raise ConfigError(f"The '{name}' setting must hold integers >= 1. Got {k!r}.")
