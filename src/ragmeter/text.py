@@ -520,7 +520,8 @@ def _is_abbreviation(block: str, period: int) -> bool:
 
 #: Pairs of words of opposite meaning, each word in one pair only: a claim that holds one
 #: where its premise holds the other says the opposite (the offline verifier's antonym
-#: conflict, and the antonym edits of the verifier's synthetic training pairs).
+#: conflict). The shipped model's training data keeps its own shorter list
+#: (``training/verifier_data.py``), so its recipe reproduces the model.
 ANTONYMS: tuple[tuple[str, str], ...] = (
     ("increase", "decrease"),
     ("increased", "decreased"),

@@ -87,7 +87,6 @@ from ragmeter.judges.offline_checks import (
     restates_question,
 )
 from ragmeter.judges.offline_conflicts import (
-    CONFLICT_RULE_FEATURES,
     conflict_features,
     covering_sentences,
     role_conflicts,
@@ -127,7 +126,8 @@ __all__ = [
 
 _SEMANTIC = ALL_FEATURES.index("semantic")
 _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
-_RULE_COLUMNS = [ALL_FEATURES.index(name) for name in CONFLICT_RULE_FEATURES[:2]]
+#: The columns ``conflict_features`` fills (the role rule is filled from a parse batch).
+_RULE_COLUMNS = [ALL_FEATURES.index(name) for name in ("polarity_conflict", "antonym_conflict")]
 _ROLE = ALL_FEATURES.index("role_conflict")
 
 
@@ -209,12 +209,23 @@ class OfflineJudge:
             dtype=int,
         )
         self.skip_decided = skip_decided
+        #: For ``_model_decides``: the calibration's non-model columns, how far the model's
+        #: features can move a checked cell's logit down and up (``nli_checked`` is 1 on every
+        #: cell the model reads; the probabilities lie in [0, 1]), and the threshold's logit.
+        w = self._weights[self._nli_weights]
+        checked = w[-1] if len(w) else 0.0
+        self._model_reach = (
+            np.delete(np.arange(len(self._columns)), self._nli_weights),
+            checked + np.minimum(w[:-1], 0).sum(),
+            checked + np.maximum(w[:-1], 0).sum(),
+            np.log(self.calibration.threshold / (1 - self.calibration.threshold)),
+        )
         suffix = ("+minilm" if self.semantic else "") + ("+nli" if self._uses_model else "")
         self.name = f"offline:{VERSION}{suffix}"
         self._entities_method: str | None = None
-        #: spaCy's parser for the role rule: None until loaded, False when unavailable.
+        #: spaCy's parser for claims and the role rule: None until loaded, False when
+        #: unavailable.
         self._parser: Any = None
-        self._claims_method: str | None = None
 
     # -- protocol -----------------------------------------------------------------------
 
@@ -296,17 +307,21 @@ class OfflineJudge:
     def claims_of(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
         """Atomic claims of each text (one parse batch): by spaCy's dependency parse when it
         is installed, else by the labelled regular-expression fallback."""
-        if self._claims_method != REGEX_METHOD:
-            try:
-                from ragmeter.judges import claim_split
+        nlp = self._parser_or_none()
+        if nlp is None:
+            return atomic_claims(texts, None), REGEX_METHOD
+        return atomic_claims(texts, nlp), ATOMIC_METHOD
 
-                nlp = claim_split.load_parser()
+    def _parser_or_none(self) -> Any:
+        """spaCy's parser (for claims and the role rule), loaded once; None without it."""
+        if self._parser is None:
+            try:
+                from ragmeter.judges.claim_split import load_parser
+
+                self._parser = load_parser()
             except (ImportError, ModelUnavailableError):
-                self._claims_method = REGEX_METHOD
-            else:
-                self._claims_method = ATOMIC_METHOD
-                return atomic_claims(texts, nlp), ATOMIC_METHOD
-        return atomic_claims(texts, None), REGEX_METHOD
+                self._parser = False
+        return self._parser or None
 
     def _extract_entities(self, texts: list[str]) -> tuple[list[tuple[str, ...]], str]:
         """Entities of each text: spaCy when installed, else the labelled regex fallback."""
@@ -427,17 +442,10 @@ class OfflineJudge:
     ) -> None:
         """``role_conflict`` of the cells a premise sentence covers (left at 0 without
         spaCy's parser)."""
-        if not covered or self._parser is False:
+        nlp = self._parser_or_none() if covered else None
+        if nlp is None:
             return
-        if self._parser is None:
-            try:
-                from ragmeter.judges.claim_split import load_parser
-
-                self._parser = load_parser()
-            except (ImportError, ModelUnavailableError):
-                self._parser = False
-                return
-        found = role_conflicts(self._parser, [(c, sents) for *_, c, sents in covered])
+        found = role_conflicts(nlp, [(c, sents) for *_, c, sents in covered])
         for (b, i, j, _, _), swapped in zip(covered, found, strict=True):
             feats[b][i, j, _ROLE] = float(swapped)
 
@@ -450,16 +458,9 @@ class OfflineJudge:
         gate = feats[..., ALL_FEATURES.index(GATE_FEATURE)] > self.calibration.min_content_share
         if not self.skip_decided:
             return gate
-        lexical = np.delete(np.arange(len(self._columns)), self._nli_weights)
+        lexical, low, high, cut = self._model_reach
         z = feats[..., self._columns[lexical]] @ self._weights[lexical] + self.calibration.bias
-        w = self._weights[self._nli_weights]
-        checked = w[-1]  # nli_checked: 1 on every cell the model reads
-        low, high = (
-            z + checked + np.minimum(w[:-1], 0).sum(),
-            z + checked + np.maximum(w[:-1], 0).sum(),
-        )
-        cut = np.log(self.calibration.threshold / (1 - self.calibration.threshold))
-        undecided = (high >= cut) & (low < cut)
+        undecided = (z + high >= cut) & (z + low < cut)
         return gate & undecided & ~hard_conflicts(feats, self.calibration.min_content_share)
 
     def _model_or_load(self) -> Any:
