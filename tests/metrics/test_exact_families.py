@@ -14,6 +14,7 @@ from ragmeter.metrics import lexical, retrieval
 from ragmeter.metrics.base import MetricFamily, RunContext
 from ragmeter.metrics.registry import all_specs
 from ragmeter.scoring import lexical as scoring_lexical
+from ragmeter.scoring import overlap as scoring_overlap
 from ragmeter.types import Sample, Score
 
 SAMPLE = Sample(
@@ -96,8 +97,8 @@ def test_each_text_of_a_sample_is_normalised_once_for_all_lexical_metrics(monkey
 
 def test_a_single_sample_is_normalised_once_per_text(monkeypatch):
     seen: Counter[str] = Counter()
-    real_tokens = scoring_lexical._tokens
-    real_lookup = scoring_lexical._tokens_for_lookup
+    real_tokens = scoring_overlap._tokens
+    real_lookup = scoring_overlap._tokens_for_lookup
 
     def count_tokens(text):
         seen[text] += 1
@@ -107,8 +108,8 @@ def test_a_single_sample_is_normalised_once_per_text(monkeypatch):
         seen[text] += 1
         return real_lookup(text)
 
-    monkeypatch.setattr(scoring_lexical, "_tokens", count_tokens)
-    monkeypatch.setattr(scoring_lexical, "_tokens_for_lookup", count_lookup)
+    monkeypatch.setattr(scoring_overlap, "_tokens", count_tokens)
+    monkeypatch.setattr(scoring_overlap, "_tokens_for_lookup", count_lookup)
     lexical.LexicalFamily().score_sample(SAMPLE, [s.name for s in lexical.SPECS])
     texts = [SAMPLE.question, SAMPLE.answer, *SAMPLE.contexts, *SAMPLE.reference_answers]
     assert set(seen) == set(texts)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.scoring import lexical as lexical_module
+from ragmeter.scoring import batch_overlap, token_tables
 from ragmeter.scoring.lexical import (
     Bag,
     Overlap,
@@ -205,7 +205,7 @@ def test_batch_common_equals_the_overlap_of_each_pair(groups):
 @given(st.lists(GROUP, min_size=1, max_size=4))
 def test_batch_common_counts_sparsely_with_the_same_result(groups):
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lexical_module, "_DENSE_LIMIT", -1)
+        mp.setattr(batch_overlap, "_DENSE_LIMIT", -1)
         _check_batch_common(groups)
 
 
@@ -213,7 +213,7 @@ def test_batch_common_counts_sparsely_with_the_same_result(groups):
 def test_batch_common_is_exact_when_every_key_lands_on_one_slot(groups):
     # Every key of a group hashes to the same slot: linear probing does all the work.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(lexical_module, "_SLOT_MIX", np.uint64(0))
+        mp.setattr(token_tables, "_SLOT_MIX", np.uint64(0))
         _check_batch_common(groups)
 
 
