@@ -196,7 +196,7 @@ def test_batch_handles_the_cases_where_a_byte_path_could_go_wrong(text, expected
 
 
 def test_long_tokens_whose_hashes_collide_still_get_distinct_keys(monkeypatch):
-    import ragmeter.text as text_module
+    import ragmeter.text.batch as text_module
 
     monkeypatch.setattr(text_module, "_LOW_56", 0)  # every long token hashes alike
     long = ["internationalization", "internationalisation", "x" * 300, "y" * 300, "abcdefghi"]

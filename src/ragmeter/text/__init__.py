@@ -1,0 +1,30 @@
+"""Text normalisation, tokenisation, sentence splitting and the package's word lists.
+
+One module per job, everything importable from here:
+
+- :mod:`~ragmeter.text.squad`: SQuAD normalisation as Unitxt's token metrics use it
+  (:func:`tokens`, :func:`normalize`, :func:`tokens_for_lookup`);
+- :mod:`~ragmeter.text.batch`: the same tokens for many texts at once, with numpy, each
+  token an integer key (:class:`TokenBatch`);
+- :mod:`~ragmeter.text.sentences`: :func:`split_sentences`;
+- :mod:`~ragmeter.text.words`: word lists shared across the package (:data:`ARTICLES`,
+  :data:`ANTONYMS`, ...).
+"""
+
+from __future__ import annotations
+
+from ragmeter.text.batch import TokenBatch
+from ragmeter.text.sentences import split_sentences
+from ragmeter.text.squad import normalize, tokens, tokens_for_lookup
+from ragmeter.text.words import ANTONYM_OF, ANTONYMS, ARTICLES
+
+__all__ = [
+    "ANTONYMS",
+    "ANTONYM_OF",
+    "ARTICLES",
+    "TokenBatch",
+    "normalize",
+    "split_sentences",
+    "tokens",
+    "tokens_for_lookup",
+]
