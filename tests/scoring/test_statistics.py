@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
 import pytest
 
 from ragmeter.scoring.statistics import (
+    BOOTSTRAP_BATCH,
     BOOTSTRAP_MAX_N,
     Summary,
+    _bootstrap,
     bootstrap_interval,
     normal_interval,
     summarize,
@@ -98,3 +101,67 @@ def test_small_runs_use_bca_and_large_runs_the_normal_approximation():
     low, high = normal_interval(values)
     assert (s.ci_low, s.ci_high) == pytest.approx((low, high))
     assert low < s.mean < high
+
+
+def _scipy_interval(values, *, method, seed=42, confidence=0.95, n_resamples=1000):
+    from scipy.stats import bootstrap
+
+    res = bootstrap(
+        (np.asarray(values, dtype=float),),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method=method,
+        rng=np.random.default_rng(seed),
+        vectorized=True,
+        batch=BOOTSTRAP_BATCH,
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+_SAMPLES = {
+    "uniform": np.random.default_rng(1).random(37),
+    "skewed": np.random.default_rng(2).exponential(size=60) / 5,
+    "binary": (np.random.default_rng(3).random(25) < 0.3).astype(float),
+    "few": np.array([0.0, 0.2, 0.9]),
+    "mostly_ties": np.array([1.0] * 14 + [0.0, 0.5]),
+    "large": np.random.default_rng(4).beta(0.5, 0.5, size=3000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SAMPLES))
+@pytest.mark.parametrize(
+    ("method", "confidence"), [("BCa", 0.95), ("BCa", 0.8), ("percentile", 0.95)]
+)
+def test_numpy_bootstrap_equals_scipy_on_the_same_resamples(name, method, confidence):
+    pytest.importorskip("scipy")
+    values = _SAMPLES[name]
+    ours = bootstrap_interval(values, method=method, confidence=confidence, seed=11)
+    theirs = _scipy_interval(values, method=method, confidence=confidence, seed=11)
+    assert ours == pytest.approx(theirs, abs=1e-9, rel=0)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # scipy dividing by zero on the way
+def test_a_degenerate_bca_falls_back_to_the_percentile_interval_like_scipy():
+    # One resample whose mean is not the sample's: every resampled mean lies on one side of
+    # it, the bias correction is infinite and BCa undefined.
+    values = [0.0, 0.3, 1.0]
+    found = _bootstrap(values, confidence=0.95, n_resamples=1, seed=0, method="BCa")
+    assert found is not None and found[2] == "percentile"
+    assert found[:2] == bootstrap_interval(values, n_resamples=1, seed=0, method="percentile")
+    if importlib.util.find_spec("scipy") is not None:
+        with pytest.warns(Warning, match="BCa"):
+            low, high = _scipy_interval(values, method="BCa", n_resamples=1, seed=0)
+        assert math.isnan(low) or math.isnan(high)
+
+
+def test_an_unknown_method_is_rejected():
+    with pytest.raises(ValueError, match=r"'BCa' or 'percentile'. Got 'basic'"):
+        bootstrap_interval([0.1, 0.2], method="basic")
+
+
+def test_normal_interval_uses_the_normal_quantile():
+    values = [0.0, 1.0] * 50
+    low, high = normal_interval(values)
+    half = 1.959963984540054 * np.std(values, ddof=1) / 10
+    assert (low, high) == pytest.approx((0.5 - half, 0.5 + half), abs=1e-12)
