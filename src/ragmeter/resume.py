@@ -22,6 +22,7 @@ from typing import Any
 from ragmeter.errors import DataError
 from ragmeter.io.readers import open_rows
 from ragmeter.io.results import ResultsScan, read_record_at, read_results, scan_results
+from ragmeter.metrics.registry import changed_meanings
 from ragmeter.run_record import check_resumable, results_expect
 from ragmeter.types import RowResult
 
@@ -64,6 +65,13 @@ def load_resumed(
 ) -> Resumed:
     """Check ``out`` for a resumed run of ``metrics`` on ``data``; ``account`` every row done."""
     info = check_resumable(out, fingerprint, data_name=data_name)
+    changed = changed_meanings(info.get("metrics"), where=str(out), names=metrics)
+    if changed:
+        raise DataError(
+            " ".join(changed) + " Resuming would mix the two formulas in one file: give --out "
+            "a new path (cached judge replies make the rerun cheap), or resume with the old "
+            "formula's new name."
+        )
     expect = results_expect(info)
     if expect.n_rows is None:  # the first run stopped before it counted the input's rows
         expect = replace(expect, n_rows=sum(1 for _ in open_rows(data)))

@@ -22,10 +22,10 @@ COUNT_METRICS = [
     "faithfulness",
     "claim_precision",
     "claim_recall",
-    "context_utilization",
+    "context_claim_utilization",
     "hallucination",
     "self_knowledge",
-    "context_precision",
+    "context_claim_precision",
     "context_claim_recall",
 ]
 
@@ -73,9 +73,17 @@ EXPECTED = {
         "0 of 4 answer claims are wrong against the reference and entailed by no context.",
     ),
     "self_knowledge": (0.25, "1 of 4 answer claims is correct but entailed by no context."),
-    "context_precision": (0.5, "2 of 4 contexts entail a reference claim (ranks 1, 3)."),
-    "context_claim_recall": (0.6, "3 of 5 reference claims are entailed by a context."),
+    "context_claim_precision": (0.5, "2 of 4 contexts entail a reference claim (ranks 1, 3)."),
+    "context_precision": (
+        pytest.approx((1 + 2 / 3) / 2),
+        "Average precision 0.83 over 4 ranked contexts: 2 entail a reference claim (ranks 1, 3).",
+    ),
     "context_utilization": (
+        1.0,
+        "Average precision 1.00 over 4 ranked contexts: 3 entail an answer claim (ranks 1, 2, 3).",
+    ),
+    "context_claim_recall": (0.6, "3 of 5 reference claims are entailed by a context."),
+    "context_claim_utilization": (
         pytest.approx(1 / 3),
         "1 of 3 reference claims found in the contexts is stated in the answer.",
     ),
@@ -153,7 +161,9 @@ def test_reasons_use_the_singular_for_one_claim_and_one_context() -> None:
     assert out["faithfulness"].reason == "1 of 1 answer claim is entailed by a context."
     assert out["claim_precision"].reason == "0 of 1 answer claim is entailed by the reference."
     assert out["claim_recall"].reason == "1 of 1 reference claim is found in the answer."
-    assert out["context_precision"].reason == "1 of 1 context entails a reference claim (rank 1)."
+    assert out["context_claim_precision"].reason == (
+        "1 of 1 context entails a reference claim (rank 1)."
+    )
     assert out["noise_sensitivity_relevant"].reason == (
         "1 of 1 answer claim is wrong against the reference yet entailed by a relevant context "
         "(context 0 is relevant)."
@@ -182,13 +192,13 @@ def test_the_verb_agrees_with_the_count(flags: list[bool], reason: str) -> None:
     assert C.claim_precision(flags).reason == reason
 
 
-def test_context_precision_names_one_rank_in_the_singular_and_none_without_ranks() -> None:
-    one = C.context_precision([[False, False, True]], 3)
+def test_context_claim_precision_names_one_rank_in_the_singular_and_none_without_ranks() -> None:
+    one = C.context_claim_precision([[False, False, True]], 3)
     assert (one.value, one.reason) == (
         pytest.approx(1 / 3),
         "1 of 3 contexts entails a reference claim (rank 3).",
     )
-    none = C.context_precision([[False, False]], 2)
+    none = C.context_claim_precision([[False, False]], 2)
     assert (none.value, none.reason) == (0.0, "0 of 2 contexts entail a reference claim.")
 
 
@@ -202,7 +212,7 @@ def test_long_context_lists_are_cut_short() -> None:
     )
     assert score.value == 1.0
     assert "(contexts 0, 1, 2, 3, 4 and 35 more are relevant)" in score.reason
-    precision = C.context_precision([[True] * k], k)
+    precision = C.context_claim_precision([[True] * k], k)
     assert precision.reason == (
         "40 of 40 contexts entail a reference claim (ranks 1, 2, 3, 4, 5 and 35 more)."
     )
@@ -252,7 +262,7 @@ def test_claim_recall_over_several_references_counts_the_best_one_and_says_so() 
 
 
 def test_undefined_claim_scores_keep_their_reasons() -> None:
-    assert C.context_utilization([[False]], [True]).reason == (
+    assert C.context_claim_utilization([[False]], [True]).reason == (
         "no reference claim is entailed by any context"
     )
     assert C.claim_f1([], [True]).reason == C.NO_ANSWER_CLAIMS

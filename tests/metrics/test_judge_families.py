@@ -65,9 +65,13 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     assert values["claim_precision"] == pytest.approx(2 / 3)
     assert values["claim_recall"] == pytest.approx(2 / 3)
     assert values["claim_f1"] == pytest.approx(2 / 3)
-    assert values["context_precision"] == 0.75
+    assert values["context_claim_precision"] == 0.75
     assert values["context_claim_recall"] == 1.0
-    assert values["context_utilization"] == pytest.approx(2 / 3)
+    assert values["context_claim_utilization"] == pytest.approx(2 / 3)
+    # Ragas' names: average precision of the contexts that entail a reference claim (c1..c3)
+    # and of those that entail an answer claim (c2, c3).
+    assert values["context_precision"] == 1.0
+    assert values["context_utilization"] == pytest.approx((1 / 2 + 2 / 3) / 2)
     assert values["hallucination"] == 0.0
     assert values["self_knowledge"] == 0.0
     assert judge.calls == 2

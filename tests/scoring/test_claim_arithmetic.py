@@ -40,13 +40,13 @@ def _ragchecker_scores(result: dict) -> dict[str, float | None]:
         "recall": C.claim_recall(reference_in_answer).value,
         "f1": C.claim_f1(answer_correct, reference_in_answer).value,
         "claim_recall": C.context_claim_recall(reference_in_contexts).value,
-        "context_precision": C.context_precision(reference_in_contexts, n_contexts).value,
+        "context_precision": C.context_claim_precision(reference_in_contexts, n_contexts).value,
         "faithfulness": C.faithfulness(answer_in_contexts).value,
         "noise_sensitivity_in_relevant": ns["relevant"],
         "noise_sensitivity_in_irrelevant": ns["irrelevant"],
         "hallucination": C.hallucination(answer_correct, answer_in_contexts).value,
         "self_knowledge": C.self_knowledge(answer_correct, answer_in_contexts).value,
-        "context_utilization": C.context_utilization(
+        "context_utilization": C.context_claim_utilization(
             reference_in_contexts, reference_in_answer
         ).value,
     }
@@ -113,7 +113,7 @@ def test_lic_seed_example_worked_by_hand(shared: Path) -> None:
     assert score.value == pytest.approx(1 / 3)
     assert round(score.value, 3) == expected
     assert C.noise_sensitivity(**kwargs, mode="irrelevant").value == 0.0
-    assert C.context_precision(reference_in_contexts, 4).value == 0.75
+    assert C.context_claim_precision(reference_in_contexts, 4).value == 0.75
 
 
 def test_irrelevant_counts_only_claims_without_relevant_support() -> None:
@@ -135,9 +135,12 @@ def test_zero_claims_give_undefined_scores_with_reasons() -> None:
         answer_correct=[], answer_in_contexts=[], reference_in_contexts=[[True]], mode="relevant"
     )
     assert ns.value is None and ns.reason == C.NO_ANSWER_CLAIMS
+    assert C.context_claim_precision([[True]], 0).reason == C.NO_CONTEXTS
     assert C.context_precision([[True]], 0).reason == C.NO_CONTEXTS
+    assert C.context_utilization([[True]], 0).reason == C.NO_CONTEXTS
+    assert C.context_utilization([], 2).reason == C.NO_ANSWER_CLAIMS
     assert C.faithfulness([[], []]).reason == C.NO_CONTEXTS
-    assert C.context_utilization([[False]], [True]).value is None
+    assert C.context_claim_utilization([[False]], [True]).value is None
 
 
 def test_f1_is_zero_when_precision_and_recall_are_zero() -> None:

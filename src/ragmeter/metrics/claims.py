@@ -7,9 +7,15 @@ Only the parts the requested metrics need are asked for. Every metric is then a 
 of the resulting matrices (:mod:`ragmeter.scoring.claims`).
 
 With several reference answers, an answer claim is correct when any reference entails it,
-reference claims are pooled for context relevance, context precision, context claim recall
-and context utilization, and ``claim_recall`` (and the recall inside ``claim_f1``) is the best
-over the references.
+reference claims are pooled for context relevance, context precision (Ragas' and
+RAGChecker's), context claim recall and context claim utilization, and ``claim_recall`` (and
+the recall inside ``claim_f1``) is the best over the references.
+
+Two names are Ragas' and RAGChecker's at once, with different formulas: ``context_precision``
+and ``context_utilization`` are Ragas' (average precision over the ranked contexts of a
+per-context verdict, here read off the claim verdicts), and RAGChecker's are
+``context_claim_precision`` and ``context_claim_utilization``
+(:data:`ragmeter.metrics.registry.CHANGED_MEANING` says so to runs recorded before).
 
 An answer with no claims leaves the answer-claim metrics undefined; when it only evades or
 refuses (the judge flags it noncommittal, or its text matches
@@ -92,8 +98,16 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
     _spec(
         "context_utilization",
+        ("answer", "contexts"),
+        "Ragas' context utilization: average precision over the ranked contexts, a context "
+        "counting as used when it entails an answer claim (RAGChecker's context_utilization "
+        "is context_claim_utilization).",
+    ),
+    _spec(
+        "context_claim_utilization",
         _ANS_CTX,
-        "Of the reference claims found in the contexts, the share the answer states.",
+        "RAGChecker's context_utilization: of the reference claims found in the contexts, the "
+        "share the answer states.",
     ),
     _spec(
         "hallucination",
@@ -110,7 +124,15 @@ SPECS: tuple[MetricSpec, ...] = (
     _spec(
         "context_precision",
         ("contexts", "reference_answers"),
-        "Share of contexts that entail at least one reference claim.",
+        "Ragas' context precision: average precision over the ranked contexts, a context "
+        "counting as useful when it entails a reference claim (RAGChecker's context_precision "
+        "is context_claim_precision).",
+    ),
+    _spec(
+        "context_claim_precision",
+        ("contexts", "reference_answers"),
+        "RAGChecker's context_precision: share of contexts that entail at least one reference "
+        "claim, whatever their rank.",
     ),
     _spec(
         "context_claim_recall",
@@ -121,12 +143,17 @@ SPECS: tuple[MetricSpec, ...] = (
 
 _NAMES = frozenset(s.name for s in SPECS)
 _NS = {"noise_sensitivity_relevant", "noise_sensitivity_irrelevant"}
-_NEEDS_ANSWER_CLAIMS = _NAMES - {"context_precision", "context_claim_recall"}
+_NEEDS_ANSWER_CLAIMS = _NAMES - {
+    "context_precision",
+    "context_claim_precision",
+    "context_claim_recall",
+}
 _NEEDS_REFERENCE_CLAIMS = _NS | {
     "claim_recall",
     "claim_f1",
-    "context_utilization",
+    "context_claim_utilization",
     "context_precision",
+    "context_claim_precision",
     "context_claim_recall",
 }
 _ANSWER_VS_CONTEXTS = _NS | {
@@ -134,6 +161,7 @@ _ANSWER_VS_CONTEXTS = _NS | {
     "faithfulness_support",
     "hallucination",
     "self_knowledge",
+    "context_utilization",
 }
 _ANSWER_VS_REFERENCES = _NS | {
     "claim_precision",
@@ -142,8 +170,13 @@ _ANSWER_VS_REFERENCES = _NS | {
     "hallucination",
     "self_knowledge",
 }
-_REFERENCE_VS_CONTEXTS = _NS | {"context_utilization", "context_precision", "context_claim_recall"}
-_REFERENCE_VS_ANSWER = {"claim_recall", "claim_f1", "context_utilization"}
+_REFERENCE_VS_CONTEXTS = _NS | {
+    "context_claim_utilization",
+    "context_precision",
+    "context_claim_precision",
+    "context_claim_recall",
+}
+_REFERENCE_VS_ANSWER = {"claim_recall", "claim_f1", "context_claim_utilization"}
 _REQUIRES = {s.name: s.requires for s in SPECS}
 
 
@@ -425,7 +458,11 @@ def _metric(name: str, s: _Store) -> Score:
         score = C.claim_f1(s.answer_correct or (), s.best_reference_in_answer())
         return _with(s.best_of_note(score), s, answer=True, reference=True)
     if name == "context_utilization":
-        score = C.context_utilization(ref_ctx, s.pooled_reference_in_answer())
+        used = s.answer_in_contexts or ()
+        score = C.context_utilization(used, s.n_contexts)
+        return _with(score, s, answer=True)
+    if name == "context_claim_utilization":
+        score = C.context_claim_utilization(ref_ctx, s.pooled_reference_in_answer())
         return _with(score, s, reference=True)
     if name == "hallucination":
         score = C.hallucination(s.answer_correct or (), s.answer_in_contexts or ())
@@ -435,6 +472,8 @@ def _metric(name: str, s: _Store) -> Score:
         return _with(score, s, answer=True)
     if name == "context_precision":
         return _with(C.context_precision(ref_ctx, s.n_contexts), s, reference=True)
+    if name == "context_claim_precision":
+        return _with(C.context_claim_precision(ref_ctx, s.n_contexts), s, reference=True)
     if name == "context_claim_recall":
         return _with(C.context_claim_recall(ref_ctx), s, reference=True)
     raise ValueError(f"Unknown claim metric {name!r}.")

@@ -7,9 +7,11 @@ Family modules import heavy libraries lazily, so importing the registry stays ch
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
+from typing import Any
 
 from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.types import MetricSpec
@@ -66,3 +68,61 @@ def resolve(names: Iterable[str]) -> list[MetricSpec]:
     if not seen:
         raise ConfigError("No metric was given. Run 'ragmeter metrics' to list them.")
     return list(seen.values())
+
+
+@dataclass(frozen=True, slots=True)
+class MeaningChange:
+    """A metric name whose formula changed: what it meant before, and its name now."""
+
+    #: The description run records of the old formula hold (``<out>.run.json``).
+    old_description: str
+    #: What the old formula was, in a few words.
+    old: str
+    #: What the name means now, in a few words.
+    new: str
+    #: The name the old formula has now.
+    renamed_to: str
+
+    def message(self, name: str, where: str) -> str:
+        return (
+            f"{where} holds {name} as an older ragmeter computed it ({self.old}); {name} is now "
+            f"{self.new}, and the old formula is named {self.renamed_to}."
+        )
+
+
+#: Names that Ragas and RAGChecker both use with different formulas: they now mean Ragas'
+#: (average precision over per-context verdicts); RAGChecker's formulas were renamed.
+CHANGED_MEANING: dict[str, MeaningChange] = {
+    "context_precision": MeaningChange(
+        old_description="Share of contexts that entail at least one reference claim.",
+        old="RAGChecker's share of contexts that entail a reference claim",
+        new="Ragas' average precision over the ranked contexts",
+        renamed_to="context_claim_precision",
+    ),
+    "context_utilization": MeaningChange(
+        old_description=(
+            "Of the reference claims found in the contexts, the share the answer states."
+        ),
+        old="RAGChecker's share of the retrieved reference claims that the answer states",
+        new="Ragas' average precision over the ranked contexts that the answer uses",
+        renamed_to="context_claim_utilization",
+    ),
+}
+
+
+def changed_meanings(
+    recorded: Any, *, where: str, names: Collection[str] | None = None
+) -> list[str]:
+    """Messages for each metric that the run record's ``metrics`` (``recorded``) declares with
+    a formula whose name has changed since; only ``names`` when given. A record written
+    before the change holds the old description; one written after, the new."""
+    if not isinstance(recorded, Mapping):
+        return []
+    out = []
+    for name, change in CHANGED_MEANING.items():
+        spec = recorded.get(name)
+        if names is not None and name not in names:
+            continue
+        if isinstance(spec, Mapping) and spec.get("description") == change.old_description:
+            out.append(change.message(name, where))
+    return out

@@ -243,13 +243,14 @@ def context_claim_recall(reference_in_contexts: Matrix) -> Score:
     )
 
 
-def context_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
-    """Share of contexts that are relevant (entail at least one reference claim).
+def context_claim_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
+    """Share of contexts that are relevant (entail at least one reference claim):
+    RAGChecker's retriever ``context_precision``, rank-blind.
 
     Examples
     --------
-    >>> context_precision([[True, False, False, False], [False, False, True, False]], 4).reason
-    '2 of 4 contexts entail a reference claim (ranks 1, 3).'
+    >>> context_claim_precision([[True, False, False, False], [False, False, True, False]], 4)
+    Score(value=0.5, reason='2 of 4 contexts entail a reference claim (ranks 1, 3).', details=None)
     """
     if n_contexts == 0:
         return Score.undefined(NO_CONTEXTS)
@@ -257,23 +258,100 @@ def context_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
         return Score.undefined(NO_REFERENCE_CLAIMS)
     relevant = relevant_contexts(reference_in_contexts, n_contexts)
     ranks = [j + 1 for j, r in enumerate(relevant) if r]
-    where = ""
-    if ranks:
-        where = f" (rank {ranks[0]})" if len(ranks) == 1 else f" (ranks {_numbers(ranks)})"
     reason = _counted(
         len(ranks),
         n_contexts,
         "context",
-        "a reference claim" + where,
+        "a reference claim" + _ranks_phrase(ranks),
         verbs=("entails", "entail"),
     )
     return Score(len(ranks) / n_contexts, reason=reason)
 
 
-def context_utilization(
+def _ranks_phrase(ranks: Sequence[int]) -> str:
+    """``" (rank 2)"`` / ``" (ranks 1, 3)"`` / ``""``."""
+    if not ranks:
+        return ""
+    return f" (rank {ranks[0]})" if len(ranks) == 1 else f" (ranks {_numbers(ranks)})"
+
+
+def ranked_precision(useful: Sequence[bool], what: str) -> Score:
+    """Ragas' context precision of a ranked list of per-context verdicts: the mean, over the
+    useful contexts, of the precision at each one's rank (average precision over the
+    retrieved list); 0 when no context is useful. ``what`` completes "entail(s) ...".
+
+    Ragas divides by ``sum(verdicts) + 1e-10``; this divides by ``sum(verdicts)`` exactly, so
+    the two differ by less than 1e-9 when a context is useful and agree (0) when none is.
+
+    Examples
+    --------
+    >>> ranked_precision([False, True, False, True], "a reference claim").value
+    0.5
+    >>> ranked_precision([True, False, True], "an answer claim").reason
+    'Average precision 0.83 over 3 ranked contexts: 2 entail an answer claim (ranks 1, 3).'
+    """
+    n = len(useful)
+    if n == 0:
+        return Score.undefined(NO_CONTEXTS)
+    ranks = [k + 1 for k, flag in enumerate(useful) if flag]
+    if not ranks:
+        return Score(
+            0.0,
+            reason=f"Average precision 0 over {n} ranked "
+            f"{_plural(n, 'context')}: none entails {what}.",
+        )
+    value = sum((i + 1) / rank for i, rank in enumerate(ranks)) / len(ranks)
+    verb = "entails" if len(ranks) == 1 else "entail"
+    reason = (
+        f"Average precision {value:.2f} over {n} ranked {_plural(n, 'context')}: "
+        f"{len(ranks)} {verb} {what}{_ranks_phrase(ranks)}."
+    )
+    return Score(value, reason=reason)
+
+
+def context_precision(reference_in_contexts: Matrix, n_contexts: int) -> Score:
+    """Ragas' ``context_precision`` (with a reference): :func:`ranked_precision` of the
+    contexts that entail at least one reference claim (the per-context verdict "this context
+    was useful in arriving at the reference").
+
+    Examples
+    --------
+    >>> context_precision([[False, True, False], [False, False, True]], 3).value
+    0.5833333333333333
+    """
+    if n_contexts == 0:
+        return Score.undefined(NO_CONTEXTS)
+    if not reference_in_contexts:
+        return Score.undefined(NO_REFERENCE_CLAIMS)
+    return ranked_precision(
+        relevant_contexts(reference_in_contexts, n_contexts), "a reference claim"
+    )
+
+
+def context_utilization(answer_in_contexts: Matrix, n_contexts: int) -> Score:
+    """Ragas' ``context_utilization`` (context precision without a reference):
+    :func:`ranked_precision` of the contexts that entail at least one answer claim (the
+    per-context verdict "this context was useful in arriving at the answer").
+
+    Examples
+    --------
+    >>> context_utilization([[True, False], [False, False]], 2).value
+    1.0
+    """
+    if n_contexts == 0:
+        return Score.undefined(NO_CONTEXTS)
+    if not answer_in_contexts:
+        return Score.undefined(NO_ANSWER_CLAIMS)
+    _check_rows("answer_in_contexts", answer_in_contexts, n_contexts)
+    used = tuple(any(row[j] for row in answer_in_contexts) for j in range(n_contexts))
+    return ranked_precision(used, "an answer claim")
+
+
+def context_claim_utilization(
     reference_in_contexts: Matrix, reference_in_answer: Sequence[bool]
 ) -> Score:
-    """Of the reference claims found in the contexts, the share the answer also states."""
+    """Of the reference claims found in the contexts, the share the answer also states:
+    RAGChecker's generator ``context_utilization``."""
     if not reference_in_contexts:
         return Score.undefined(NO_REFERENCE_CLAIMS)
     _check_length("reference_in_answer", reference_in_answer, len(reference_in_contexts), "claim")
