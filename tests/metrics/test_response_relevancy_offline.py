@@ -14,8 +14,8 @@ from ragmeter.judges.fake import FakeJudge
 from ragmeter.judges.offline import OfflineJudge
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.metrics.response_relevancy import (
-    OFFLINE_METHOD,
+from ragmeter.metrics.response_relevancy import OFFLINE_METHOD
+from ragmeter.text.questions import (
     answer_sentences,
     expected_answer_type,
     holds_answer_type,

@@ -8,7 +8,7 @@ One module per job, everything importable from here:
   token an integer key (:class:`TokenBatch`);
 - :mod:`~ragmeter.text.sentences`: :func:`split_sentences`;
 - :mod:`~ragmeter.text.words`: word lists shared across the package (:data:`ARTICLES`,
-  :data:`ANTONYMS`, ...).
+  :data:`STOP_WORDS`, :data:`NOT_NAMES`, :data:`ANTONYMS`, ...), each defined once.
 """
 
 from __future__ import annotations
@@ -16,12 +16,26 @@ from __future__ import annotations
 from ragmeter.text.batch import TokenBatch
 from ragmeter.text.sentences import split_sentences
 from ragmeter.text.squad import normalize, tokens, tokens_for_lookup
-from ragmeter.text.words import ANTONYM_OF, ANTONYMS, ARTICLES
+from ragmeter.text.words import (
+    ANTONYM_OF,
+    ANTONYMS,
+    ARTICLES,
+    DATE_WORDS,
+    NOT_NAMES,
+    NUMBER_PATTERN,
+    NUMBER_RE,
+    STOP_WORDS,
+)
 
 __all__ = [
     "ANTONYMS",
     "ANTONYM_OF",
     "ARTICLES",
+    "DATE_WORDS",
+    "NOT_NAMES",
+    "NUMBER_PATTERN",
+    "NUMBER_RE",
+    "STOP_WORDS",
     "TokenBatch",
     "normalize",
     "split_sentences",

@@ -7,10 +7,68 @@ the offline judge, of the metrics and of the test server agree.
 
 from __future__ import annotations
 
-__all__ = ["ANTONYMS", "ANTONYM_OF", "ARTICLES"]
+import re
+
+__all__ = [
+    "ANTONYMS",
+    "ANTONYM_OF",
+    "ARTICLES",
+    "DATE_WORDS",
+    "NOT_NAMES",
+    "NUMBER_PATTERN",
+    "NUMBER_RE",
+    "STOP_WORDS",
+]
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
 
 #: Words SQuAD normalisation drops.
 ARTICLES: frozenset[str] = frozenset({"a", "an", "the"})
+
+# Function words and discourse markers that carry no checkable content (SQuAD tokens).
+STOP_WORDS: frozenset[str] = frozenset(
+    _words(
+        """
+    a an the and or but if then so of to in on at by for with from as is are was were be been
+    being it its this that these those there here which who whom whose what when where why how
+    i you he she they we me him her them us my your his their our not no do does did doing have
+    has had having can could would should will shall may might must also than too very just
+    more most such into about over under up down out off all any both each few other some only
+    own same s t dont now one ones thing things way ways however therefore thus additionally
+    furthermore moreover overall finally first second because while although though since until
+    through during before after above below between again further once generally often usually
+    many much lot lots well even still yet
+    """
+    )
+)
+
+#: Month and weekday names, lowercased (written capitalised in text: "May", not "may").
+DATE_WORDS: frozenset[str] = frozenset(
+    _words(
+        """
+    january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday
+    """
+    )
+)
+
+#: A number written with digits, with inner separators: "1,000", "3.5", "10:30", "1/2/2020".
+NUMBER_PATTERN = r"\d+(?:[.,:/]\d+)*"
+NUMBER_RE = re.compile(NUMBER_PATTERN)
+
+#: Capitalised words that name nothing: sentence openers (articles, pronouns, prepositions,
+#: conjunctions, "However", "Yes"), "I" and its contractions, "OK".
+NOT_NAMES: frozenset[str] = frozenset(
+    _words(
+        """
+    The A An It Its This That These Those They He She We His Her Their I I'm I've I'd I'll
+    In On At By As For However And But Yes No There OK
+    """
+    )
+)
 
 
 #: Pairs of words of opposite meaning, each word in one pair only: a claim that holds one
