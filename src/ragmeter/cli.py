@@ -596,8 +596,10 @@ _register_commands()
 
 
 def main() -> None:
-    # Model-loading bars ("Loading weights") are noise in a CLI run; set it to 0 to see them.
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # Other libraries' bars (model loading, GGUF conversion) are noise beside ragmeter's.
+    from ragmeter.progress import quiet_third_party_bars
+
+    quiet_third_party_bars()
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )

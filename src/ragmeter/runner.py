@@ -37,6 +37,13 @@ from ragmeter.io.paths import check_outputs, is_stdout, make_parent, results_loc
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
+from ragmeter.progress import (
+    Progress,
+    ProgressFunction,
+    library_bars_off,
+    make_progress,
+    reporting_to,
+)
 from ragmeter.redact import known_secrets, redact_url, redact_value
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.resume import Resumed, load_resumed
@@ -49,6 +56,8 @@ log = logging.getLogger("ragmeter")
 BATCHES_IN_FLIGHT = 2
 #: Rows a mapped path is looked up in before scoring: a path none of them has is a typo.
 PATH_CHECK_ROWS = 20
+#: Families that need neither a judge nor a model.
+EXACT_FAMILIES = frozenset({"lexical", "retrieval"})
 
 
 def evaluate(
@@ -60,7 +69,7 @@ def evaluate(
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
-    progress: bool | None = None,
+    progress: bool | ProgressFunction | None = None,
     resume: bool = False,
     keep_rows: bool = True,
 ) -> RunResult:
@@ -84,8 +93,10 @@ def evaluate(
         no run record beside them.
     report : path, optional
         Write the HTML report there at the end.
-    progress : bool, optional
-        Show a progress bar; by default only on a terminal.
+    progress : bool or callable, optional
+        Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
+        or in a notebook only. A function is called instead with ``(rows done, total rows or
+        None)`` as rows are scored (rows done is fractional while a row's metrics finish).
     resume : bool
         Skip rows already present in ``out``.
     keep_rows : bool
@@ -126,7 +137,7 @@ async def aevaluate(
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
-    progress: bool | None = None,
+    progress: bool | ProgressFunction | None = None,
     resume: bool = False,
     keep_rows: bool = True,
 ) -> RunResult:
@@ -154,7 +165,8 @@ async def aevaluate(
     plan = Plan.make(metrics, cmap, source)
     ctx = RunContext(settings)
     lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
-    with lock or contextlib.nullcontext():
+    quiet = library_bars_off(tqdm=not plan.exact_only())
+    with lock or contextlib.nullcontext(), quiet:
         try:
             plan.build_families(ctx)
             if any(spec.needs_judge for spec in plan.specs):
@@ -260,6 +272,10 @@ class Plan:
                 "--column FIELD=COLUMN; see 'ragmeter metrics' for what each metric needs."
             )
         return cls(specs, auto=True, skipped=skipped)
+
+    def exact_only(self) -> bool:
+        """Whether every metric is arithmetic on the data (no judge, no model)."""
+        return all(spec.family in EXACT_FAMILIES for spec in self.specs)
 
     def by_family(self) -> dict[str, list[MetricSpec]]:
         out: dict[str, list[MetricSpec]] = {}
@@ -379,9 +395,17 @@ class BatchScorer:
         self.ctx = ctx
 
     async def score(
-        self, batch: list[Row], *, only: Mapping[int, Collection[str]] | None = None
+        self,
+        batch: list[Row],
+        *,
+        only: Mapping[int, Collection[str]] | None = None,
+        progress: Progress | None = None,
     ) -> list[RowResult]:
-        """One result per row; ``only`` limits some rows (by index) to some metrics."""
+        """One result per row; ``only`` limits some rows (by index) to some metrics.
+
+        ``progress`` advances as rows are scored: a row in ``k`` family calls counts ``1/k``
+        as each finishes (per sample where the family reports it, :mod:`ragmeter.progress`).
+        """
         results: list[RowResult] = []
         # family -> metric-name tuple -> [(position, sample)]
         work: dict[str, dict[tuple[str, ...], list[tuple[int, Sample]]]] = {}
@@ -411,8 +435,20 @@ class BatchScorer:
                         ready.append(spec.name)
                 if ready:
                     work.setdefault(family, {}).setdefault(tuple(ready), []).append((pos, sample))
+        if progress is not None:
+            calls: Counter[int] = Counter(
+                pos for groups in work.values() for items in groups.values() for pos, _ in items
+            )
+            if len(calls) < len(batch):
+                progress.advance(len(batch) - len(calls))  # rows with nothing to score
+            shares = {pos: 1 / k for pos, k in calls.items()}
         jobs = [
-            self._score_group(family, names, items)
+            self._score_group(
+                family,
+                names,
+                items,
+                None if progress is None else _Share(progress, [shares[p] for p, _ in items]),
+            )
             for family, groups in work.items()
             for names, items in groups.items()
         ]
@@ -425,6 +461,19 @@ class BatchScorer:
         return results
 
     async def _score_group(
+        self,
+        family: str,
+        names: tuple[str, ...],
+        items: list[tuple[int, Sample]],
+        share: _Share | None = None,
+    ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
+        with reporting_to(None if share is None else share.report):
+            found = await self._score_samples(family, names, items)
+        if share is not None:
+            share.finish()
+        return found
+
+    async def _score_samples(
         self, family: str, names: tuple[str, ...], items: list[tuple[int, Sample]]
     ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
         fam = self.plan.families[family]
@@ -469,6 +518,30 @@ class BatchScorer:
             else:
                 out[name] = value
         return out
+
+
+class _Share:
+    """One family call's part of the progress: its rows' shares, advanced as the family
+    reports samples scored (in proportion), and whatever is left when the call returns."""
+
+    __slots__ = ("per_sample", "progress", "reported", "total")
+
+    def __init__(self, progress: Progress, shares: Sequence[float]) -> None:
+        self.progress = progress
+        self.total = sum(shares)
+        self.per_sample = self.total / len(shares) if shares else 0.0
+        self.reported = 0.0
+
+    def report(self, n: int) -> None:
+        self._advance(min(n * self.per_sample, self.total - self.reported))
+
+    def finish(self) -> None:
+        self._advance(self.total - self.reported)
+
+    def _advance(self, step: float) -> None:
+        if step > 0:
+            self.reported += step
+            self.progress.advance(step)
 
 
 class _Runner:
@@ -517,7 +590,7 @@ class _Runner:
         *,
         out: Path | None,
         resume: bool,
-        progress: bool | None,
+        progress: bool | ProgressFunction | None,
         stream: IO[str] | None = None,
     ) -> None:
         """Score every row; results go to ``out`` (a file, with its run record) or to
@@ -529,15 +602,16 @@ class _Runner:
             sink = out.open("a" if resume else "w", encoding="utf-8")
             write_sidecar(out, self.start_record())
         total = self.source.total
-        bar = _progress(progress, None if total is None else max(total - len(done), 0))
+        bar = make_progress(progress, None if total is None else max(total - len(done), 0))
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
             for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
-                pending.append(asyncio.ensure_future(self.scorer.score(batch, only=only)))
+                scoring = self.scorer.score(batch, only=only, progress=bar)
+                pending.append(asyncio.ensure_future(scoring))
                 if len(pending) >= BATCHES_IN_FLIGHT:
-                    self._emit(await pending.pop(0), sink, bar)
+                    self._emit(await pending.pop(0), sink)
             while pending:
-                self._emit(await pending.pop(0), sink, bar)
+                self._emit(await pending.pop(0), sink)
         except BaseException:
             for task in pending:
                 task.cancel()
@@ -602,7 +676,7 @@ class _Runner:
         elif row.failures and len(self.first_failures) < 5:
             self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
-    def _emit(self, rows: list[RowResult], sink: IO[str] | None, bar: Any) -> None:
+    def _emit(self, rows: list[RowResult], sink: IO[str] | None) -> None:
         if self.resumed is not None:
             rows = [self.resumed.completed(row) for row in rows]
         for row in rows:
@@ -611,8 +685,6 @@ class _Runner:
                 sink.write(json_record(row.to_json()) + "\n")
         if sink is not None:
             sink.flush()
-        if bar is not None:
-            bar.advance(len(rows))
 
     def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
         return make_result(
@@ -733,44 +805,6 @@ def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list
     it = (r for r in rows if r.index not in skip) if skip else iter(rows)
     while batch := list(islice(it, size)):
         yield batch
-
-
-class _Bar:
-    def __init__(self, total: int | None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(
-            TextColumn("scoring"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self._task = self._progress.add_task("rows", total=total)
-        self._progress.start()
-
-    def advance(self, n: int) -> None:
-        self._progress.advance(self._task, n)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            self._progress.stop()
-
-
-def _progress(enabled: bool | None, total: int | None) -> _Bar | None:
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    return _Bar(total) if enabled else None
 
 
 Callback = Callable[[RowResult], None]

@@ -11,6 +11,7 @@ from ragmeter.aio import gather_or_cancel
 from ragmeter.errors import JudgeUnavailableError, RagmeterError, failure_cause
 from ragmeter.judges.base import AnalyzeRequest, Judge, Want
 from ragmeter.metrics.base import Outcome, RunContext
+from ragmeter.progress import scored
 from ragmeter.types import Failure, Sample
 
 log = logging.getLogger(__name__)
@@ -59,12 +60,14 @@ async def score_all(
 
     async def guarded(sample: Sample) -> dict[str, Outcome]:
         try:
-            return await one(sample, metrics)
+            out = await one(sample, metrics)
         except (asyncio.CancelledError, JudgeUnavailableError):
             raise
         except Exception as exc:
             log.debug("Judge-backed metric failed on a row", exc_info=True)
-            return failed_outcomes(metrics, exc)
+            out = failed_outcomes(metrics, exc)
+        scored(1)
+        return out
 
     return await gather_or_cancel(guarded(s) for s in samples)
 

@@ -10,10 +10,9 @@ decimals so that a row's score does not depend on the batch it ran in (float32 n
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
-from ragmeter.metrics.base import Outcome, RunContext, check_metrics
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics, in_chunks
 from ragmeter.models.reward import AnswerReward, load_answer_reward
 from ragmeter.types import MetricSpec, Sample, Score
 
@@ -73,7 +72,7 @@ class AnswerRewardFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        return await asyncio.to_thread(self.score_samples, samples, metrics)
+        return await in_chunks(self.score_samples, samples, metrics)
 
 
 def build(ctx: RunContext) -> AnswerRewardFamily:

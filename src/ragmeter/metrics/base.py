@@ -8,11 +8,13 @@ Each family module exposes ``SPECS: tuple[MetricSpec, ...]`` and
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import asyncio
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.errors import ConfigError
+from ragmeter.progress import CHUNK_ROWS, scored
 from ragmeter.settings import Settings
 from ragmeter.types import Failure, Sample, Score, Usage
 
@@ -82,3 +84,21 @@ def check_metrics(family: str, metrics: Sequence[str], names: Collection[str]) -
             f"The {family} family has no metric {', '.join(map(repr, unknown))}. "
             f"It has: {', '.join(sorted(names))}."
         )
+
+
+async def in_chunks(
+    score_samples: Callable[[Sequence[Sample], Sequence[str]], list[dict[str, Outcome]]],
+    samples: Sequence[Sample],
+    metrics: Sequence[str],
+    *,
+    size: int = CHUNK_ROWS,
+) -> list[dict[str, Outcome]]:
+    """A model family's synchronous ``score_samples`` off the event loop (so judge calls
+    keep flowing), ``size`` rows at a time, reporting progress after each chunk. The model
+    families round their scores, so a row's score does not depend on its chunk."""
+    out: list[dict[str, Outcome]] = []
+    for start in range(0, len(samples), size):
+        chunk = samples[start : start + size]
+        out.extend(await asyncio.to_thread(score_samples, chunk, metrics))
+        scored(len(chunk))
+    return out

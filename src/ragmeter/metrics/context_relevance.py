@@ -18,11 +18,10 @@ run before any work; it loads on first use.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.metrics.base import Outcome, RunContext, check_metrics
+from ragmeter.metrics.base import Outcome, RunContext, check_metrics, in_chunks
 from ragmeter.models.lm_scorer import QuestionLikelihood, load_question_likelihood
 from ragmeter.types import MetricSpec, Sample, Score
 
@@ -126,8 +125,7 @@ class ContextRelevanceFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        # The model is CPU-bound: run it off the event loop so judge calls keep flowing.
-        return await asyncio.to_thread(self.score_samples, samples, metrics)
+        return await in_chunks(self.score_samples, samples, metrics)
 
 
 def build(ctx: RunContext) -> ContextRelevanceFamily:

@@ -1,0 +1,263 @@
+"""Progress of a run: families report scored samples, the runner turns them into rows, and a
+bar (a terminal's or a notebook's) or the caller's function shows them.
+
+A family calls :func:`scored` as samples finish: the judge families once per sample, the
+model families once per chunk of :data:`CHUNK_ROWS` rows. The runner installs a hook around
+each family call with :func:`reporting_to` (a context variable: concurrent batches and the
+threads of model families each see their own) and counts a row's share per family, so a
+slow model metric moves the bar row by row instead of batch by batch. A family that never
+calls :func:`scored` still works: its rows count when its batch returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any, Protocol
+
+#: Rows a model family scores per call, reporting progress after each (scores do not depend
+#: on the chunk: the model families round them).
+CHUNK_ROWS = 8
+
+#: The caller's progress function: ``(rows done, total rows or None)``.
+ProgressFunction = Callable[[float, "int | None"], None]
+
+_HOOK: ContextVar[Callable[[int], None] | None] = ContextVar("ragmeter_progress", default=None)
+
+
+def scored(n: int = 1) -> None:
+    """Tell the run that ``n`` more samples of the current family call are scored."""
+    hook = _HOOK.get()
+    if hook is not None and n > 0:
+        hook(n)
+
+
+@contextlib.contextmanager
+def reporting_to(hook: Callable[[int], None] | None) -> Iterator[None]:
+    """Send :func:`scored` reports made in this context (and tasks or threads started from
+    it) to ``hook``."""
+    token = _HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _HOOK.reset(token)
+
+
+class Progress(Protocol):
+    """What the runner moves: rows done (fractions while a row's families finish)."""
+
+    def advance(self, rows: float) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class CallbackProgress:
+    """Calls ``function(done, total)`` on every advance (at most every ``interval`` seconds
+    when one is given) and once at the end."""
+
+    def __init__(self, function: ProgressFunction, total: int | None, interval: float = 0.0):
+        self.function = function
+        self.total = total
+        self.interval = interval
+        self.done = 0.0
+        self._last = -float("inf")
+
+    def advance(self, rows: float) -> None:
+        self.done += rows
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            self.function(self.done, self.total)
+
+    def stop(self) -> None:
+        self.function(self.done, self.total)
+
+
+class RichBar:
+    """rich's bar on standard error: rows done of the total, elapsed time and an ETA. rich
+    draws it in a terminal and, with ipywidgets installed, in a Jupyter notebook."""
+
+    def __init__(self, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        count = "{task.fields[rows]}" + ("" if total is None else f"/{total}")
+        self._progress = Progress(
+            TextColumn("scoring"),
+            BarColumn(),
+            # whole rows: a row's share per family makes the count fractional meanwhile
+            TextColumn(count),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._task = self._progress.add_task("rows", total=total, rows=0)
+        self._done = 0.0
+        self._progress.start()
+
+    def advance(self, rows: float) -> None:
+        self._done += rows
+        self._progress.update(self._task, completed=self._done, rows=int(self._done + 1e-9))
+
+    def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            self._progress.stop()
+
+
+class TextBar:
+    """One line on standard error, rewritten in place (``\\r``) at most every ``interval``
+    seconds: a notebook shows it where rich's bar needs ipywidgets."""
+
+    def __init__(self, total: int | None, *, stream: Any = None, interval: float = 0.5) -> None:
+        self.stream = stream
+        self.started = time.monotonic()
+        self._callback = CallbackProgress(self._draw, total, interval)
+
+    def advance(self, rows: float) -> None:
+        self._callback.advance(rows)
+
+    def stop(self) -> None:
+        self._callback.stop()
+        (self.stream or sys.stderr).write("\n")
+
+    def _draw(self, done: float, total: int | None) -> None:
+        (self.stream or sys.stderr).write("\r" + progress_line(done, total, self.started))
+        (self.stream or sys.stderr).flush()
+
+
+def progress_line(done: float, total: int | None, started: float, now: float | None = None) -> str:
+    """``"scoring 25/50 rows (50%), 0:00:12, ETA 0:00:12"``; no ETA before the first row."""
+    elapsed = (time.monotonic() if now is None else now) - started
+    rows = int(done + 1e-9)
+    if total is None:
+        return f"scoring {rows} rows, {_clock(elapsed)}"
+    share = done / total if total else 1.0
+    eta = _clock(elapsed * (total - done) / done) if done > 0 else "?"
+    return f"scoring {rows}/{total} rows ({share:.0%}), {_clock(elapsed)}, ETA {eta}"
+
+
+def _clock(seconds: float) -> str:
+    whole = max(int(seconds + 0.5), 0)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (a notebook, JupyterLab, VS Code, Colab)."""
+    ipython = sys.modules.get("IPython")
+    get = getattr(ipython, "get_ipython", None)
+    shell = get() if callable(get) else None
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def _has_widgets() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+def make_progress(setting: bool | ProgressFunction | None, total: int | None) -> Progress | None:
+    """The progress display ``setting`` asks for: a function is called with (rows done,
+    total); ``None`` shows a bar on a terminal or in a notebook, ``True`` always, ``False``
+    never. In a notebook without ipywidgets the bar is one line of text rewritten in place."""
+    if callable(setting):
+        return CallbackProgress(setting, total)
+    notebook = in_notebook()
+    if setting is None:
+        setting = notebook or sys.stderr.isatty()
+    if not setting:
+        return None
+    if notebook and not _has_widgets():
+        return TextBar(total)
+    return RichBar(total)
+
+
+def quiet_third_party_bars() -> None:
+    """For a process that is a ragmeter command: other libraries' progress bars off (tqdm's,
+    Hugging Face's model-loading and conversion bars), unless the environment already says.
+
+    tqdm reads ``TQDM_DISABLE`` when it is first imported, so this runs before any model."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+@contextlib.contextmanager
+def library_bars_off(*, tqdm: bool = True) -> Iterator[None]:
+    """Other libraries' bars off for the duration of a run in a caller's process, restored
+    after: Hugging Face's (those imported, and those the run imports) and, with ``tqdm``,
+    every tqdm bar (transformers' GGUF conversion bar has no switch of its own)."""
+    restore: list[Callable[[], Any]] = []
+    previous = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    switches = (_hub_bars, _transformers_bars, _datasets_bars) + ((_tqdm_bars,) if tqdm else ())
+    try:
+        for switch in switches:
+            with contextlib.suppress(Exception):
+                undo = switch()
+                if undo is not None:
+                    restore.append(undo)
+        yield
+    finally:
+        for undo in reversed(restore):
+            with contextlib.suppress(Exception):
+                undo()
+        if previous is None:
+            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+        else:
+            os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = previous
+
+
+def _hub_bars() -> Callable[[], Any] | None:
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is None or hub.are_progress_bars_disabled():
+        return None
+    hub.disable_progress_bars()
+    return hub.enable_progress_bars
+
+
+def _transformers_bars() -> Callable[[], Any] | None:
+    logging = sys.modules.get("transformers.utils.logging")
+    if logging is None or not logging.is_progress_bar_enabled():
+        return None
+    logging.disable_progress_bar()
+    return logging.enable_progress_bar
+
+
+def _datasets_bars() -> Callable[[], Any] | None:
+    datasets = sys.modules.get("datasets.utils.logging")
+    if datasets is None or not datasets.is_progress_bar_enabled():
+        return None
+    datasets.disable_progress_bar()
+    return datasets.enable_progress_bar
+
+
+def _tqdm_bars() -> Callable[[], Any] | None:
+    """Every tqdm bar made meanwhile is disabled (what ``TQDM_DISABLE=1`` does at import)."""
+    import importlib.util
+
+    if "tqdm.std" not in sys.modules and importlib.util.find_spec("tqdm") is None:
+        return None
+    from tqdm import std
+
+    cls = std.tqdm
+    original = cls.__dict__["__init__"]
+    cls.__init__ = functools.partialmethod(original, disable=True)  # type: ignore[method-assign]
+
+    def undo() -> None:
+        cls.__init__ = original  # type: ignore[method-assign]
+
+    return undo
