@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ragmeter.judges.offline_features import split_sentences
+from ragmeter.text import NUMBER_PATTERN
 
 __all__ = ["REGEX_ENTITIES", "SPACY_ENTITIES", "offline_questions", "regex_entities"]
 
@@ -40,7 +41,7 @@ def offline_questions(answer: str, n: int) -> tuple[str, ...]:
 
 
 _REGEX_ENTITY_RE = re.compile(
-    r"\d+(?:[.,:/]\d+)*%?"  # numbers, dates like 1/2/2020, percentages
+    NUMBER_PATTERN + r"%?"  # numbers, dates like 1/2/2020, percentages
     r"|(?:[A-Z][\w'’-]*)(?:\s+(?:of|de|la|von|van|the)?\s*[A-Z][\w'’-]*)*"  # capitalised spans
 )
 _ENTITY_STOP = frozenset({"The", "A", "An", "It", "This", "That", "They", "He", "She", "I", "In"})

@@ -54,7 +54,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragmeter.text import split_sentences, tokens
+from ragmeter.text import DATE_WORDS, STOP_WORDS, split_sentences, tokens
+from ragmeter.text import NUMBER_RE as _NUMBER_RE
 
 __all__ = [
     "LEXICAL_FEATURES",
@@ -84,23 +85,6 @@ def _words(text: str) -> list[str]:
     return text.split()
 
 
-# Function words and discourse markers that carry no checkable content.
-STOP_WORDS: frozenset[str] = frozenset(
-    _words(
-        """
-    a an the and or but if then so of to in on at by for with from as is are was were be been
-    being it its this that these those there here which who whom whose what when where why how
-    i you he she they we me him her them us my your his their our not no do does did doing have
-    has had having can could would should will shall may might must also than too very just
-    more most such into about over under up down out off all any both each few other some only
-    own same s t dont now one ones thing things way ways however therefore thus additionally
-    furthermore moreover overall finally first second because while although though since until
-    through during before after above below between again further once generally often usually
-    many much lot lots well even still yet
-    """
-    )
-)
-
 #: Length of the stem prefixes that ``prefix_precision`` matches ("evaporat-" ~ "evaporation";
 #: a 4-letter stem matches the start of a longer one: "larg" ~ "largest").
 PREFIX = 5
@@ -111,17 +95,6 @@ NEGATIONS: frozenset[str] = frozenset(
         """
     not no never nor none nothing neither cannot cant dont doesnt didnt isnt arent wasnt
     werent wont wouldnt shouldnt couldnt hasnt havent hadnt without
-    """
-    )
-)
-
-#: Month and weekday names (written capitalised): a claim's date word missing from the
-#: premise is a hard conflict.
-DATE_WORDS: frozenset[str] = frozenset(
-    _words(
-        """
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday
     """
     )
 )
@@ -148,7 +121,6 @@ def content_words(toks: Sequence[str]) -> list[str]:
     return [stem(t) for t in toks if t not in STOP_WORDS]
 
 
-_NUMBER_RE = re.compile(r"\d+(?:[.,:/]\d+)*")
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
 
 
