@@ -13,6 +13,7 @@ from ragmeter.scoring.statistics import (
     _bootstrap,
     bootstrap_interval,
     normal_interval,
+    sign_test_pvalue,
     summarize,
 )
 
@@ -165,3 +166,26 @@ def test_normal_interval_uses_the_normal_quantile():
     low, high = normal_interval(values)
     half = 1.959963984540054 * np.std(values, ddof=1) / 10
     assert (low, high) == pytest.approx((0.5 - half, 0.5 + half), abs=1e-12)
+
+
+def test_sign_test_by_hand():
+    # 8 of 10: 2 * (1 + 10 + 45) / 1024
+    assert sign_test_pvalue(8, 10) == pytest.approx(112 / 1024, rel=1e-12)
+    assert sign_test_pvalue(2, 10) == sign_test_pvalue(8, 10)
+    assert sign_test_pvalue(5, 10) == 1.0
+    assert sign_test_pvalue(0, 1) == 1.0
+    assert sign_test_pvalue(0, 3) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("trials", [1, 2, 7, 30, 61, 400, 5001])
+def test_sign_test_equals_scipy_binomtest(trials):
+    binomtest = pytest.importorskip("scipy.stats").binomtest
+    for successes in range(0, trials + 1, max(1, trials // 40)):
+        expected = binomtest(successes, trials, 0.5).pvalue
+        assert sign_test_pvalue(successes, trials) == pytest.approx(expected, rel=1e-9, abs=1e-300)
+
+
+@pytest.mark.parametrize(("successes", "trials"), [(-1, 3), (4, 3), (0, 0)])
+def test_sign_test_rejects_impossible_counts(successes, trials):
+    with pytest.raises(ValueError, match=f"Got {successes} of {trials}"):
+        sign_test_pvalue(successes, trials)
