@@ -15,7 +15,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, did_you_mean
 from ragmeter.report.load import MetricInfo, Row, Run, as_run
-from ragmeter.scoring.statistics import bootstrap_interval
+from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
 
 __all__ = ["Comparison", "GateResult", "MetricComparison", "SampleChange", "compare_runs"]
 
@@ -189,8 +189,6 @@ def _pair(a: Run, b: Run) -> tuple[list[tuple[Row, Row]], Literal["id", "index"]
 def _compare_metric(
     name: str, info: MetricInfo, pairs: Sequence[tuple[Row, Row]], *, top: int
 ) -> MetricComparison:
-    from scipy.stats import binomtest
-
     xs, ys, changes = [], [], []
     only_a = only_b = 0
     for ra, rb in pairs:
@@ -242,7 +240,7 @@ def _compare_metric(
     worsened = int(np.count_nonzero(sign * diffs < 0))
     ci = bootstrap_interval(diffs) if n >= 2 else None
     changed = improved + worsened
-    p = float(binomtest(improved, changed, 0.5).pvalue) if changed else None
+    p = sign_test_pvalue(improved, changed) if changed else None
     changes.sort(key=lambda c: (-abs(c.delta), c.index))
     return MetricComparison(
         metric=name,
