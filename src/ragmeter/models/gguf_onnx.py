@@ -1,0 +1,309 @@
+"""Build an ONNX graph of a GGUF decoder (Llama, Gemma 3) that scores target tokens.
+
+The graph is written with the ``onnx`` package from the dequantised float32 weights of
+:func:`ragmeter.models.gguf_reader.read_gguf`; no torch at build or run time. One sequence
+per call (no batch axis, no padding), so a sequence's numbers depend on it alone.
+
+Inputs
+    ``ids`` int64 ``[T]``: the tokens after the cached prefix.
+    ``past`` float32 ``[layers, 2, kv_heads, P, head_dim]``: keys (rotated) and values of
+    the ``P`` tokens before ``ids`` (``P`` may be 0); ``ids`` take positions ``P..P+T-1``.
+    ``rows`` int64 ``[N]``: indices into ``ids`` whose next-token distribution is wanted.
+    ``targets`` int64 ``[N]``: the token scored at each of those rows.
+Outputs
+    ``logprobs`` float32 ``[N]``: ``log P(targets[n] | tokens up to rows[n])``; the output
+    layer and log-softmax run only at ``rows``.
+    ``present`` float32 ``[layers, 2, kv_heads, P+T, head_dim]``: ``past`` extended by ``ids``.
+
+The weights go to one external data file beside the graph. Bump :data:`CONVERTER_VERSION`
+whenever the graph changes: it keys the cache of converted models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmeter.models.gguf_reader import DecoderConfig, GGUFDecoder
+
+__all__ = ["CONVERTER_VERSION", "OPSET", "build_graph", "write_model"]
+
+#: Version of the graph layout; part of the cache key of converted models.
+CONVERTER_VERSION = 1
+OPSET = 17
+_ALIGN = 4096
+
+
+class _Graph:
+    """Nodes, initializers (numpy arrays) and unique names for one ONNX graph."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Any] = []
+        self.weights: dict[str, Any] = {}
+        self._count = 0
+
+    def name(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def op(self, kind: str, inputs: Sequence[str], hint: str = "", **attrs: Any) -> str:
+        from onnx import helper
+
+        out = self.name(hint or kind.lower())
+        self.nodes.append(helper.make_node(kind, list(inputs), [out], name=out, **attrs))
+        return out
+
+    def ops(self, kind: str, inputs: Sequence[str], n: int, **attrs: Any) -> list[str]:
+        from onnx import helper
+
+        outs = [self.name(kind.lower()) for _ in range(n)]
+        self.nodes.append(helper.make_node(kind, list(inputs), outs, name=outs[0], **attrs))
+        return outs
+
+    def const(self, value: Any, hint: str, dtype: str = "float32") -> str:
+        import numpy as np
+
+        name = self.name(hint)
+        self.weights[name] = np.asarray(value, dtype=dtype)
+        return name
+
+
+def _rms_norm(g: _Graph, x: str, weight: Any, eps: float) -> str:
+    """``x / sqrt(mean(x**2, -1) + eps) * weight`` in float32 (Llama's and Gemma's form)."""
+    square = g.op("Mul", [x, x])
+    mean = g.op("ReduceMean", [square], axes=[-1], keepdims=1)
+    root = g.op("Sqrt", [g.op("Add", [mean, g.const(eps, "eps")])])
+    normed = g.op("Div", [x, root])
+    return g.op("Mul", [normed, g.const(weight, "norm_weight")])
+
+
+def _rotary(g: _Graph, positions: str, base: float, dim: int) -> tuple[str, str]:
+    """cos and sin ``[T, dim]`` of Hugging Face's rotate-half rotary embedding."""
+    import numpy as np
+
+    inv = 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.int64).astype(np.float32) / dim))
+    freqs = g.op(
+        "Mul",
+        [
+            g.op("Unsqueeze", [positions, g.const([1], "axis", "int64")]),
+            g.const(inv.astype(np.float32)[None, :], "inv_freq"),
+        ],
+    )
+    emb = g.op("Concat", [freqs, freqs], axis=-1)
+    return g.op("Cos", [emb]), g.op("Sin", [emb])
+
+
+def _rotate(g: _Graph, x: str, cos: str, sin: str, dim: int) -> str:
+    """``x * cos + rotate_half(x) * sin`` over the last axis."""
+    first, second = g.ops("Split", [x, g.const([dim // 2, dim // 2], "split", "int64")], 2, axis=-1)
+    turned = g.op("Concat", [g.op("Neg", [second]), first], axis=-1)
+    return g.op("Add", [g.op("Mul", [x, cos]), g.op("Mul", [turned, sin])])
+
+
+def _mask(g: _Graph, past_len: str, total: str, length: str, window: int) -> str:
+    """Additive mask ``[T, P+T]``: query ``i`` (position ``P+i``) sees keys ``<= P+i``,
+    and only the last ``window`` of them when ``window`` > 0."""
+    import numpy as np
+
+    zero = g.const(0, "zero", "int64")
+    one = g.const(1, "one", "int64")
+    query = g.op("Add", [g.op("Range", [zero, length, one]), past_len])
+    keys = g.op("Range", [zero, total, one])
+    column = g.op("Unsqueeze", [query, g.const([1], "axis", "int64")])
+    row = g.op("Unsqueeze", [keys, g.const([0], "axis", "int64")])
+    allowed = g.op("LessOrEqual", [row, column])
+    if window > 0:
+        near = g.op("Less", [g.op("Sub", [column, row]), g.const(window, "window", "int64")])
+        allowed = g.op("And", [allowed, near])
+    lowest = g.const(np.finfo(np.float32).min, "lowest")
+    return g.op("Where", [allowed, g.const(0.0, "zero_f"), lowest])
+
+
+def _gelu_tanh(g: _Graph, x: str) -> str:
+    """PyTorch's ``gelu(approximate="tanh")``."""
+    cube = g.op("Mul", [g.op("Mul", [x, x]), x])
+    inner = g.op("Add", [x, g.op("Mul", [cube, g.const(0.044715, "c")])])
+    tanh = g.op("Tanh", [g.op("Mul", [inner, g.const(math.sqrt(2.0 / math.pi), "c")])])
+    half = g.op("Mul", [x, g.const(0.5, "half")])
+    return g.op("Mul", [half, g.op("Add", [tanh, g.const(1.0, "one_f")])])
+
+
+def _layer(
+    g: _Graph,
+    model: GGUFDecoder,
+    i: int,
+    x: str,
+    past: str,
+    rotary: tuple[str, str],
+    mask: str,
+    shapes: dict[str, str],
+) -> tuple[str, str]:
+    """One decoder block; returns its output and its keys/values ``[2, kv_heads, P+T, D]``."""
+    import numpy as np
+
+    c = model.config
+    d = c.head_dim
+    w = model.weight
+    block = f"blk.{i}."
+    h = _rms_norm(g, x, w(block + "attn_norm.weight"), c.eps)
+    qkv_weight = np.concatenate(
+        [w(block + "attn_q.weight"), w(block + "attn_k.weight"), w(block + "attn_v.weight")]
+    ).T
+    qkv = g.op("MatMul", [h, g.const(np.ascontiguousarray(qkv_weight), "qkv")])
+    sizes = [c.heads * d, c.kv_heads * d, c.kv_heads * d]
+    q, k, v = g.ops("Split", [qkv, g.const(sizes, "split", "int64")], 3, axis=-1)
+
+    def heads(t: str, n: int) -> str:  # [T, n*D] -> [n, T, D]
+        shaped = g.op("Reshape", [t, g.const([-1, n, d], "shape", "int64")])
+        return g.op("Transpose", [shaped], perm=[1, 0, 2])
+
+    q, k, v = heads(q, c.heads), heads(k, c.kv_heads), heads(v, c.kv_heads)
+    if c.gemma:
+        q = _rms_norm(g, q, w(block + "attn_q_norm.weight"), c.eps)
+        k = _rms_norm(g, k, w(block + "attn_k_norm.weight"), c.eps)
+    cos, sin = rotary
+    q = _rotate(g, q, cos, sin, d)
+    k = _rotate(g, k, cos, sin, d)
+    # past[i]: [2, kv, P, D]; keys and values of this layer over P+T positions.
+    layer_past = g.op("Gather", [past, g.const(i, "layer", "int64")], axis=0)
+    past_k, past_v = g.ops("Split", [layer_past, g.const([1, 1], "split", "int64")], 2, axis=0)
+    squeeze = g.const([0], "axis", "int64")
+    k = g.op("Concat", [g.op("Squeeze", [past_k, squeeze]), k], axis=1)
+    v = g.op("Concat", [g.op("Squeeze", [past_v, squeeze]), v], axis=1)
+    present = g.op(
+        "Concat", [g.op("Unsqueeze", [k, squeeze]), g.op("Unsqueeze", [v, squeeze])], axis=0
+    )
+    group = c.heads // c.kv_heads
+    grouped_q = g.op("Reshape", [q, g.const([c.kv_heads, group, -1, d], "shape", "int64")])
+    unsq = g.const([1], "axis", "int64")
+    keys_t = g.op("Transpose", [g.op("Unsqueeze", [k, unsq])], perm=[0, 1, 3, 2])
+    scores = g.op("MatMul", [grouped_q, keys_t])
+    scores = g.op("Add", [g.op("Mul", [scores, g.const(c.attention_scale, "scale")]), mask])
+    probs = g.op("Softmax", [scores], axis=-1)
+    attended = g.op("MatMul", [probs, g.op("Unsqueeze", [v, unsq])])  # [kv, G, T, D]
+    attended = g.op("Reshape", [attended, g.const([c.heads, -1, d], "shape", "int64")])
+    attended = g.op("Transpose", [attended], perm=[1, 0, 2])
+    attended = g.op("Reshape", [attended, shapes["flat"]])
+    out = g.op("MatMul", [attended, g.const(w(block + "attn_output.weight").T, "o_proj")])
+    if c.gemma:
+        out = _rms_norm(g, out, w(block + "post_attention_norm.weight"), c.eps)
+    x = g.op("Add", [x, out])
+    h = _rms_norm(g, x, w(block + "ffn_norm.weight"), c.eps)
+    gate_up = np.concatenate([w(block + "ffn_gate.weight"), w(block + "ffn_up.weight")]).T
+    both = g.op("MatMul", [h, g.const(np.ascontiguousarray(gate_up), "gate_up")])
+    gate, up = g.ops("Split", [both, g.const([c.ffn, c.ffn], "split", "int64")], 2, axis=-1)
+    act = _gelu_tanh(g, gate) if c.gemma else g.op("Mul", [gate, g.op("Sigmoid", [gate])])
+    down = g.op("MatMul", [g.op("Mul", [act, up]), g.const(w(block + "ffn_down.weight").T, "down")])
+    if c.gemma:
+        down = _rms_norm(g, down, w(block + "post_ffw_norm.weight"), c.eps)
+    return g.op("Add", [x, down]), present
+
+
+def build_graph(model: GGUFDecoder) -> tuple[Any, dict[str, Any]]:
+    """The ONNX graph (initializers not yet attached) and its weights by initializer name."""
+    import numpy as np
+    from onnx import TensorProto, helper
+
+    c: DecoderConfig = model.config
+    g = _Graph()
+    embedding = model.weight("token_embd.weight")
+    g.weights["embedding"] = embedding
+    x = g.op("Gather", ["embedding", "ids"], axis=0)
+    if c.gemma:
+        x = g.op("Mul", [x, g.const(np.float32(c.hidden**0.5), "embed_scale")])
+    past_shape = g.op("Shape", ["past"])
+    past_len = g.op("Gather", [past_shape, g.const(3, "axis3", "int64")], axis=0)
+    length = g.op("Gather", [g.op("Shape", ["ids"]), g.const(0, "axis0", "int64")], axis=0)
+    total = g.op("Add", [past_len, length])
+    one = g.const(1, "one", "int64")
+    positions = g.op("Cast", [g.op("Range", [past_len, total, one])], to=TensorProto.FLOAT)
+    rotaries = {
+        base: _rotary(g, positions, base, c.head_dim) for base in {c.rope_base, c.local_rope_base}
+    }
+    global_mask = _mask(g, past_len, total, length, 0)
+    local_mask = _mask(g, past_len, total, length, c.sliding_window) if c.sliding_window else None
+    shapes = {"flat": g.const([-1, c.heads * c.head_dim], "shape", "int64")}
+    presents = []
+    for i in range(c.layers):
+        local = bool(c.local_layers and c.local_layers[i])
+        rotary = rotaries[c.local_rope_base if local else c.rope_base]
+        mask = local_mask if local and local_mask is not None else global_mask
+        x, present = _layer(g, model, i, x, "past", rotary, mask, shapes)
+        presents.append(g.op("Unsqueeze", [present, g.const([0], "axis", "int64")]))
+    g.nodes.append(helper.make_node("Concat", presents, ["present"], name="present", axis=0))
+    picked = g.op("Gather", [x, "rows"], axis=0)
+    final = _rms_norm(g, picked, model.weight("output_norm.weight"), c.eps)
+    head = "embedding"
+    if not c.tied_output:
+        g.weights["output"] = model.weight("output.weight")
+        head = "output"
+    logits = g.op("Gemm", [final, head], transB=1)
+    logprobs = g.op("LogSoftmax", [logits], axis=-1)
+    chosen = g.op("GatherElements", [logprobs, g.op("Unsqueeze", ["targets", one])], axis=1)
+    g.nodes.append(
+        helper.make_node("Reshape", [chosen, g.const([-1], "shape", "int64")], ["logprobs"])
+    )
+    floats, ints = TensorProto.FLOAT, TensorProto.INT64
+    graph = helper.make_graph(
+        g.nodes,
+        f"ragmeter-{c.architecture}-target-logprobs",
+        inputs=[
+            helper.make_tensor_value_info("ids", ints, ["T"]),
+            helper.make_tensor_value_info(
+                "past", floats, [c.layers, 2, c.kv_heads, "P", c.head_dim]
+            ),
+            helper.make_tensor_value_info("rows", ints, ["N"]),
+            helper.make_tensor_value_info("targets", ints, ["N"]),
+        ],
+        outputs=[
+            helper.make_tensor_value_info("logprobs", floats, ["N"]),
+            helper.make_tensor_value_info(
+                "present", floats, [c.layers, 2, c.kv_heads, "S", c.head_dim]
+            ),
+        ],
+    )
+    return graph, g.weights
+
+
+def write_model(model: GGUFDecoder, target: Path) -> None:
+    """Write ``target`` (the graph) and ``target`` + ``.data`` (its weights, page-aligned)."""
+    import numpy as np
+    from onnx import TensorProto, helper, save_model
+
+    graph, weights = build_graph(model)
+    data_name = target.name + ".data"
+    offset = 0
+    with (target.parent / data_name).open("wb") as handle:
+        for name, array in weights.items():
+            array = np.asarray(array, order="C")
+            kind = TensorProto.INT64 if array.dtype == np.int64 else TensorProto.FLOAT
+            if array.dtype not in (np.int64, np.float32):
+                array = array.astype(np.float32)
+            tensor = TensorProto(name=name, data_type=kind, dims=array.shape)
+            if array.nbytes < _ALIGN:
+                tensor.raw_data = array.tobytes()
+            else:
+                pad = -offset % _ALIGN
+                handle.write(b"\0" * pad)
+                offset += pad
+                handle.write(array.tobytes())
+                tensor.data_location = TensorProto.EXTERNAL
+                for key, value in (
+                    ("location", data_name),
+                    ("offset", str(offset)),
+                    ("length", str(array.nbytes)),
+                ):
+                    entry = tensor.external_data.add()
+                    entry.key, entry.value = key, value
+                offset += array.nbytes
+            graph.initializer.append(tensor)
+    onnx_model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="ragmeter",
+        producer_version=str(CONVERTER_VERSION),
+    )
+    onnx_model.ir_version = 8
+    save_model(onnx_model, str(target))

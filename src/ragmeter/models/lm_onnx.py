@@ -1,0 +1,209 @@
+"""Question likelihood on onnxruntime, from a GGUF converted to ONNX: no torch.
+
+Same score as :class:`ragmeter.models.lm_scorer.QuestionLikelihood` for a causal LM (see
+that module for Unitxt's semantics): the prompt ``Generate a question based on the given
+content: {context}`` (context cut to ``max_context_tokens``) as the user turn of the
+model's chat template with the generation prompt, or, for a model without one, the prompt
+plus a newline after BOS; the target is the question's tokens and the end token; the score
+is ``exp(mean log P(target token))``.
+
+The model is the graph of :mod:`ragmeter.models.gguf_onnx` (float32), converted once by
+:mod:`ragmeter.models.gguf_convert`. Each pair runs alone at its own length (no padding,
+no batch), so its score depends on that pair only. The prompt's leading tokens that every
+context shares (chat header and instruction) run once per scorer; their keys and values
+are then fed to every pair, as in the torch path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.models._runtime import cached_model, default_threads, encodable
+from ragmeter.models.relevance_prompt import (
+    RELEVANCE_PROMPT,
+    check_pairs,
+    cut_contexts,
+    prefix_offset,
+    shared_prefix,
+)
+
+__all__ = ["OnnxQuestionLikelihood"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    session: Any
+    tokenizer: Any
+    prompt_format: Literal["chat", "plain"]
+    end_id: int
+    #: Layers, kv heads, head dim of ``past``.
+    past_shape: tuple[int, int, int]
+    about: dict[str, Any]
+
+
+def _load(folder: Path) -> _Loaded:
+    import onnxruntime as ort
+
+    from ragmeter.models.gguf_tokenizer import GGUFTokenizer
+
+    about = json.loads((folder / "ragmeter-onnx.json").read_text())
+    tokenizer = GGUFTokenizer.load(folder)
+    if tokenizer.eos_id is None:
+        raise ModelUnavailableError(
+            f"The relevance model {about['name']!r} has no end-of-sequence token; the score "
+            "includes the end token, so a causal model needs one."
+        )
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = default_threads()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+    )
+    config = about["config"]
+    shape = (int(config["layers"]), int(config["kv_heads"]), int(config["head_dim"]))
+    fmt: Literal["chat", "plain"] = "chat" if tokenizer.meta.chat_template else "plain"
+    return _Loaded(session, tokenizer, fmt, int(tokenizer.eos_id), shape, about)
+
+
+@dataclass(slots=True)
+class _Prefix:
+    ids: tuple[int, ...]
+    past: Any
+
+    def offset(self, prompt: Sequence[int]) -> int:
+        return prefix_offset(self.ids, prompt)
+
+
+class OnnxQuestionLikelihood:
+    """Scores ``P(question | prompt(context))`` with a GGUF model converted to ONNX.
+
+    Parameters
+    ----------
+    name : str
+        The model's name, recorded with the scores.
+    convert : callable
+        Returns the converted folder (converting the GGUF the first time); called on first use.
+    max_context_tokens : int
+        Contexts are cut to this many tokens.
+    """
+
+    def __init__(self, name: str, convert: Any, *, max_context_tokens: int = 512) -> None:
+        if max_context_tokens < 1:
+            raise ConfigError(f"max_context_tokens must be >= 1. Got {max_context_tokens}.")
+        self.name = name
+        self.max_context_tokens = max_context_tokens
+        self._convert = convert
+        self._loaded: _Loaded | None = None
+        self._prefix: _Prefix | None = None
+
+    @property
+    def loaded(self) -> _Loaded:
+        if self._loaded is None:
+            self._loaded = cached_model(
+                "question-likelihood-onnx", self.name, lambda: _load(Path(self._convert()))
+            )
+        return self._loaded
+
+    @property
+    def dtype(self) -> Literal["float32"]:
+        return "float32"
+
+    def numerics(self) -> dict[str, Any]:
+        """How the scores were computed, for each result's details."""
+        return {"dtype": "float32", "method": "single", "runtime": "onnxruntime"}
+
+    def describe(self) -> dict[str, Any]:
+        """The model, backend, prompt format and numerics behind the scores."""
+        return {
+            "model": self.name,
+            "backend": "causal",
+            "prompt_format": self.loaded.prompt_format,
+            "prompt": RELEVANCE_PROMPT,
+            "max_context_tokens": self.max_context_tokens,
+            **self.numerics(),
+        }
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def _cut(self, contexts: Sequence[str]) -> list[str]:
+        tokenizer = self.loaded.tokenizer
+        ids = tokenizer.encode(list(contexts), add_special_tokens=False)
+        return cut_contexts(contexts, ids, tokenizer.decode, self.max_context_tokens)
+
+    def prompt_ids(self, contexts: Sequence[str]) -> list[list[int]]:
+        """Token ids of each context's prompt (cut, templated)."""
+        loaded = self.loaded
+        tokenizer = loaded.tokenizer
+        prompts = [RELEVANCE_PROMPT.format(context=c) for c in self._cut(contexts)]
+        if loaded.prompt_format == "chat":
+            texts = [tokenizer.chat(p) for p in prompts]
+            return tokenizer.encode(texts, add_special_tokens=False)
+        return tokenizer.encode([p + "\n" for p in prompts], add_special_tokens=True)
+
+    def target_ids(self, questions: Sequence[str]) -> list[list[int]]:
+        """Token ids of each question, then the end token."""
+        loaded = self.loaded
+        rows = loaded.tokenizer.encode(list(questions), add_special_tokens=False)
+        return [[*row, loaded.end_id] for row in rows]
+
+    # -- scoring -------------------------------------------------------------------------
+
+    def score(self, contexts: Sequence[str], questions: Sequence[str]) -> list[float]:
+        """One score in (0, 1] per pair, each pair run alone (ValueError on unequal lengths)."""
+        check_pairs(contexts, questions)
+        if not contexts:
+            return []
+        sources = self.prompt_ids(encodable(contexts))
+        targets = self.target_ids(encodable(questions))
+        return [self._pair(s, t) for s, t in zip(sources, targets, strict=True)]
+
+    def _run(
+        self, ids: Sequence[int], past: Any, rows: Sequence[int], targets: Sequence[int]
+    ) -> Any:
+        import numpy as np
+
+        logprobs, present = self.loaded.session.run(
+            None,
+            {
+                "ids": np.asarray(ids, dtype=np.int64),
+                "past": past,
+                "rows": np.asarray(rows, dtype=np.int64),
+                "targets": np.asarray(targets, dtype=np.int64),
+            },
+        )
+        return logprobs, present
+
+    def _empty_past(self) -> Any:
+        import numpy as np
+
+        layers, kv, dim = self.loaded.past_shape
+        return np.zeros((layers, 2, kv, 0, dim), dtype=np.float32)
+
+    def _shared_prefix(self) -> _Prefix:
+        """The prompt tokens every context shares, from probe prompts (never from the pairs
+        of a call, so a pair is split the same way whatever it is scored with)."""
+        if self._prefix is None:
+            ids = shared_prefix(self.prompt_ids)
+            past = self._empty_past()
+            if ids:
+                _, past = self._run(ids, past, [0], [0])
+            self._prefix = _Prefix(tuple(ids), past)
+        return self._prefix
+
+    def _pair(self, source: list[int], target: list[int]) -> float:
+        import numpy as np
+
+        prefix = self._shared_prefix()
+        offset = prefix.offset(source)
+        past = prefix.past if offset else self._empty_past()
+        ids = source[offset:] + target[:-1]
+        first = len(source) - offset - 1
+        rows = range(first, first + len(target))
+        logprobs, _ = self._run(ids, past, rows, target)
+        return float(np.exp(np.mean(logprobs, dtype=np.float64)))
