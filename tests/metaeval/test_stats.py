@@ -9,6 +9,7 @@ import pytest
 from ragmeter.metaeval.ragchecker import delta_correlation
 from ragmeter.metaeval.stats import (
     auroc,
+    average_ranks,
     correlation,
     impute_median,
     minmax_to_range,
@@ -96,3 +97,32 @@ def test_delta_correlation_repeats_each_delta_for_both_annotators():
     assert res["pearson"] == pytest.approx(expected)
     with pytest.raises(ValueError, match="two labels per pair"):
         delta_correlation(first, second, labels[:-1])
+
+
+def _paired_samples():
+    rng = np.random.default_rng(5)
+    x = rng.random(300)
+    yield "continuous", x, x + rng.normal(0, 0.3, x.size)
+    yield "ties", np.round(x * 4), np.round((x + rng.normal(0, 0.2, x.size)) * 3)
+    yield "binary_vs_scores", (x > 0.5).astype(float), rng.random(x.size)
+    yield "anti", x, -(x**3)
+    yield "small", np.array([0.1, 0.4, 0.4, 0.9]), np.array([1.0, 0.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "x", "y"), list(_paired_samples()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_correlations_equal_scipys(name, x, y):
+    stats = pytest.importorskip("scipy.stats")
+    c = correlation(x, y)
+    assert c.pearson == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert c.spearman == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert c.kendall == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert average_ranks(y).tolist() == stats.rankdata(y).tolist()
+
+
+def test_kendall_counts_concordant_and_discordant_pairs_by_hand():
+    # pairs of (x, y): (1,1) (2,3) (3,2) (4,4): 5 concordant, 1 discordant, no ties
+    assert correlation([1, 2, 3, 4], [1, 3, 2, 4]).kendall == pytest.approx(4 / 6)
+    # a tie in x: (1,1) (1,2) (2,3): 2 concordant, pairs untied in x 2, in y 3
+    assert correlation([1, 1, 2], [1, 2, 3]).kendall == pytest.approx(2 / math.sqrt(2 * 3))
