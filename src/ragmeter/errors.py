@@ -10,6 +10,7 @@
     │   ├── JudgeReplyError    a judge reply failed validation after the retry
     │   └── JudgeUnavailableError  the judge refuses or cannot be reached: the run stops
     ├── ModelUnavailableError  a local model is not installed or not found on disk
+    ├── MissingExtraError      an optional dependency is not installed (also an ImportError)
     └── CacheError             the cache file is corrupt or locked
 
 Row-level problems are never raised out of a run: they become ``Failure`` records, each with
@@ -62,6 +63,39 @@ class JudgeUnavailableError(JudgeError):
 
 class ModelUnavailableError(RagmeterError):
     """A local model is missing; the message says how to supply it."""
+
+
+class MissingExtraError(RagmeterError, ImportError):
+    """A feature needs an extra that is not installed; the message names the extra."""
+
+
+def not_installed(modules: Iterable[str]) -> list[str]:
+    """The ``modules`` that cannot be imported, found without importing any of them."""
+    import importlib.util
+
+    missing = []
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a broken entry
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
+def require_extra(extra: str, modules: Iterable[str], what: str) -> None:
+    """Raise :class:`MissingExtraError` when a module ``what`` needs is not installed.
+
+    Modules are looked up without being imported (so the check is cheap and runs before
+    any work); the message names the missing modules and ``pip install 'ragmeter[extra]'``.
+    """
+    missing = not_installed(modules)
+    if missing:
+        raise MissingExtraError(
+            f"{what} needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed. Install it with: pip install 'ragmeter[{extra}]'"
+        )
 
 
 class CacheError(RagmeterError):
