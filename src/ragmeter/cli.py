@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter import cli_verifier as nli
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, require_extra
 
 log = logging.getLogger("ragmeter")
 
@@ -289,6 +289,8 @@ def evaluate(
                 "--out - (standard output) works with the local engine and without --resume: "
                 "give --out a file to resume a run or to run on Ray."
             )
+        if report is not None:
+            require_extra("report", ("matplotlib",), "--report")
         if group_by is not None:
             if report is None:
                 raise ConfigError("--group-by groups the report: add --report FILE.")
@@ -509,6 +511,8 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
                 highlight=False,
                 markup=False,
             )
+    for note in fallback_notes(result):
+        err_console.print(f"note: {note}", highlight=False, markup=False)
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -525,6 +529,27 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
             err_console.print(
                 f"  row {index} {metric}: {redact(message)}", highlight=False, markup=False
             )
+
+
+def fallback_notes(result: Any) -> list[str]:
+    """What the offline judge did on its regex fallback because spaCy's model is missing."""
+    from ragmeter.models.entities import spacy_unavailable
+
+    judge = (result.info.get("settings") or {}).get("judge")
+    families = {spec.family for spec in result.specs.values()}
+    if not (isinstance(judge, str) and judge.startswith("offline")):
+        return []
+    if not families & {"claims", "entity_recall"} or (why := spacy_unavailable()) is None:
+        return []
+    done = []
+    if "entity_recall" in families:
+        done.append("context_entity_recall's entities are numbers and capitalised spans")
+    if "claims" in families:
+        done.append("claims are sentences and clauses cut by regular expressions")
+    return [
+        f"regex fallback: {' and '.join(done)}, because {why}. For spaCy's named entities "
+        "and parsed atomic claims: pip install 'ragmeter[ner]'"
+    ]
 
 
 @app.command("metrics")
