@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import did_you_mean
+from ragmeter.errors import did_you_mean, require_extra
 from ragmeter.redact import redact_value
 from ragmeter.scoring.statistics import Summary
 from ragmeter.types import FIELDS, MetricSpec, RowResult, Usage
@@ -94,6 +94,7 @@ class RunResult:
         With ``inputs=True`` the input fields each row was scored on (question, contexts,
         answer, reference_answers, ...) come after ``id``, read again from the run's data.
         """
+        require_extra("data", ("pandas",), "RunResult.to_pandas()")
         import pandas as pd
 
         given = self._inputs() if inputs else {}
@@ -140,6 +141,7 @@ class RunResult:
         return out
 
     def summary_frame(self) -> Any:
+        require_extra("data", ("pandas",), "RunResult.summary_frame()")
         import pandas as pd
 
         return pd.DataFrame({m: s.as_dict() for m, s in self.summary.items()}).T
@@ -156,6 +158,7 @@ class RunResult:
     def plot(self, metric: str) -> Any:
         """A matplotlib figure (histogram and box plot) of one metric, for notebooks."""
         self._check_metric(metric)
+        require_extra("report", ("matplotlib",), "RunResult.plot()")
         from ragmeter.report.load import Run
         from ragmeter.report.plots import figure_for
 
