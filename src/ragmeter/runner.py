@@ -47,7 +47,7 @@ from ragmeter.progress import (
 from ragmeter.redact import known_secrets, redact_url, redact_value
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.resume import Resumed, load_resumed
-from ragmeter.scoring.statistics import Summary, summarize
+from ragmeter.scoring.statistics import Resamples, Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
 log = logging.getLogger("ragmeter")
@@ -373,10 +373,13 @@ class Accumulator:
             )
         return np.concatenate([disk, memory]) if memory.size else disk
 
-    def summary(self) -> Summary:
-        """Summary of this metric; releases the spill file."""
+    def summary(self, resamples: Resamples | None = None) -> Summary:
+        """Summary of this metric; releases the spill file. ``resamples`` shares bootstrap
+        draws between metrics (:class:`~ragmeter.scoring.statistics.Resamples`)."""
         try:
-            return summarize(self.scores(), undefined=self.undefined, failed=self.failed)
+            return summarize(
+                self.scores(), undefined=self.undefined, failed=self.failed, resamples=resamples
+            )
         finally:
             self.close()
 
@@ -410,6 +413,11 @@ class BatchScorer:
         # family -> metric-name tuple -> [(position, sample)]
         work: dict[str, dict[tuple[str, ...], list[tuple[int, Sample]]]] = {}
         by_family = self.plan.by_family()
+        # Per family: its metric names, and every field they need (the common row has them).
+        whole = [
+            (family, tuple(s.name for s in specs), {f for s in specs for f in s.requires})
+            for family, specs in by_family.items()
+        ]
         for pos, row in enumerate(batch):
             result = RowResult(index=row.index, id=None)
             results.append(result)
@@ -423,8 +431,12 @@ class BatchScorer:
             sample, problems = to_sample(row.data, self.cmap)
             result.id = sample.question_id
             result.metadata = sample.metadata
-            for family, specs in by_family.items():
+            for family, names, needs in whole:
+                if wanted is None and not problems and all(sample.has(f) for f in needs):
+                    work.setdefault(family, {}).setdefault(names, []).append((pos, sample))
+                    continue
                 ready: list[str] = []
+                specs = by_family[family]
                 for spec in specs:
                     if wanted is not None and spec.name not in wanted:
                         continue
@@ -456,8 +468,9 @@ class BatchScorer:
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
                 for name in names:
                     results[pos].record(name, outcome_map[name])
+        secrets = known_secrets()
         for result in results:
-            _redact_row(result)
+            _redact_row(result, secrets)
         return results
 
     async def _score_group(
@@ -723,7 +736,7 @@ def make_result(
     """Summaries (one metric at a time, releasing its spill file) and the run's record."""
     import ragmeter
 
-    summary = {name: a.summary() for name, a in acc.items()}
+    summary = _summaries(acc)
     specs = {s.name: s for s in plan.specs}
     usage = ctx.usage
     info: dict[str, Any] = {
@@ -742,6 +755,13 @@ def make_result(
     }
     info = redact_value(info)
     return RunResult(rows=rows, summary=summary, usage=usage, info=info, specs=specs)
+
+
+def _summaries(acc: Mapping[str, Accumulator]) -> dict[str, Summary]:
+    """Each metric's summary, one metric at a time (only one metric's scores are in memory
+    at once); metrics with as many defined scores share their bootstrap draws."""
+    resamples = Resamples()
+    return {name: a.summary(resamples) for name, a in acc.items()}
 
 
 def public_settings(settings: Settings) -> dict[str, Any]:
@@ -778,9 +798,8 @@ def _field_failure(
     return None
 
 
-def _redact_row(row: RowResult) -> None:
+def _redact_row(row: RowResult, secrets: frozenset[str]) -> None:
     """Credentials out of what a judge or a failure put in a row: a server may echo a key."""
-    secrets = known_secrets()
     row.failures = redact_value(row.failures, secrets=secrets)
     row.reasons = redact_value(row.reasons, secrets=secrets)
     if secrets:

@@ -73,6 +73,8 @@ class Score:
     details: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        if type(self.value) is float and math.isfinite(self.value):
+            return  # the common case, checked first: a run builds one Score per row and metric
         if self.value is None:
             if not self.reason:
                 raise ValueError("An undefined score (value=None) needs a reason.")

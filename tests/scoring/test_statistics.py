@@ -189,3 +189,14 @@ def test_sign_test_equals_scipy_binomtest(trials):
 def test_sign_test_rejects_impossible_counts(successes, trials):
     with pytest.raises(ValueError, match=f"Got {successes} of {trials}"):
         sign_test_pvalue(successes, trials)
+
+
+def test_shared_resamples_give_the_same_summaries_as_drawing_each_time() -> None:
+    from ragmeter.scoring.statistics import Resamples
+
+    rng = np.random.default_rng(3)
+    columns = [rng.random(300), rng.random(300), rng.random(200), rng.random(300)]
+    shared = Resamples()
+    assert [summarize(c, resamples=shared) for c in columns] == [summarize(c) for c in columns]
+    small = Resamples(max_indices=10)  # too many indices to keep: drawn each time
+    assert summarize(columns[0], resamples=small) == summarize(columns[0])

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import difflib
 import io
 import itertools
 import json
 import re
 import tokenize
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +104,10 @@ class ColumnMap:
     """Where each canonical field comes from. Unmapped fields use their name or an alias."""
 
     sources: Mapping[str, Source]
+    #: Where each field comes from, by a row's keys (rows of a dataset share them).
+    _by_keys: dict[tuple[Any, ...], tuple[tuple[str, Source], ...]] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def from_any(cls, mapping: Mapping[str, Source] | Iterable[str] | None) -> ColumnMap:
@@ -126,13 +131,28 @@ class ColumnMap:
         """The source of ``field`` given the dataset's known top-level columns."""
         if field in self.sources:
             return self.sources[field]
-        cols = set(columns)
+        cols = columns if isinstance(columns, Set) else set(columns)
         if field in cols:
             return field
         for alias in ALIASES.get(field, ()):
             if alias in cols:
                 return alias
         return None
+
+    def field_sources(self, keys: tuple[Any, ...]) -> tuple[tuple[str, Source], ...]:
+        """``(field, source)`` for every field a row with these keys provides, in field order
+        (:meth:`source_for` of each field, remembered for up to 64 sets of keys)."""
+        found = self._by_keys.get(keys)
+        if found is None:
+            cols = set(keys)
+            found = tuple(
+                (name, source)
+                for name in FIELDS
+                if (source := self.source_for(name, cols)) is not None
+            )
+            if len(self._by_keys) < 64:
+                self._by_keys[keys] = found
+        return found
 
     def check_columns(self, needed: Mapping[str, list[str]], columns: Iterable[str]) -> None:
         """Reject a dataset lacking a needed field altogether, with close-name suggestions.
@@ -213,13 +233,14 @@ def to_sample(
         return Sample(), {
             "*": f"expected a mapping (an object with named fields), got {_kind(row)}"
         }
-    cols = row.keys() if columns is None else columns
+    if columns is None:
+        sources = column_map.field_sources(tuple(row))
+    else:
+        cols = set(columns)
+        sources = tuple((f, s) for f in FIELDS if (s := column_map.source_for(f, cols)) is not None)
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
-    for field in FIELDS:
-        source = column_map.source_for(field, cols)
-        if source is None:
-            continue
+    for field, source in sources:
         if callable(source):
             try:
                 raw = source(row)
@@ -240,6 +261,11 @@ def to_sample(
     return Sample(**values), problems
 
 
+#: Types that are never array-likes (checked by exact type before the slower duck test).
+_PLAIN_TYPES = frozenset({str, list, tuple, dict, int, float, bool})
+_LIST_KINDS = frozenset({"texts", "ids"})
+
+
 class _BadValue(Exception):
     pass
 
@@ -254,8 +280,10 @@ def _coerce(field: str, raw: Any) -> Any:
     kind = FIELD_KINDS[field]
     if raw is None:
         return None
-    if _is_array(raw):
+    if type(raw) not in _PLAIN_TYPES and _is_array(raw):
         raw = raw.tolist()
+    if type(raw) is list and kind in _LIST_KINDS and all(type(item) is str for item in raw):
+        return tuple(raw)  # the common case, as the loop below would give it
     if kind == "text":
         if isinstance(raw, str):
             return raw

@@ -275,6 +275,11 @@ _DEEP_ITEM = object()
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
+#: What nests, and (checked first, by exact type: the common case) what never does.
+_NESTING = (Mapping, list, tuple)
+_FLAT_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``value`` nests mappings, lists or tuples more than ``limit`` levels deep."""
     stack = [(value, 1)]
@@ -283,7 +288,7 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
         if depth > limit:
             return True
         for child in obj.values() if isinstance(obj, Mapping) else obj:
-            if isinstance(child, Mapping | list | tuple):
+            if type(child) not in _FLAT_TYPES and isinstance(child, _NESTING):
                 stack.append((child, depth + 1))
     return False
 
