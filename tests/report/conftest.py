@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 #: If it ran, the title would be PWNED and the page would hold "XSS-RAN" (never in the source).
@@ -107,6 +108,115 @@ def write_run(path: Path, rows: list[dict[str, Any]], info: dict[str, Any] | Non
     return path
 
 
+def typical_run(n: int, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Results of a decent RAG system on ``n`` generated rows, for every registered metric.
+
+    Each row has a hidden answer quality (most good, a few poor) and a retrieval outcome
+    (85 % find a reference id, mostly at rank 1); each metric's score follows from them on
+    the metric's usual scale (context relevance around 0.25, token precision about half the
+    quality, precision_at_k at most 1/k...). Claim metrics are undefined on 8 % of rows.
+    answer_reward is skipped, as on a machine without its model.
+    """
+    from ragmeter.metrics.registry import all_specs
+    from ragmeter.report.risk import DEFAULT_PER_METRIC
+
+    rng = np.random.default_rng(seed)
+    specs = {k: v for k, v in all_specs().items() if k != "answer_reward"}
+
+    def clip(x: float) -> float:
+        return round(float(min(1.0, max(0.0, x))), 4)
+
+    def share(m: int, p: float) -> float:
+        return round(rng.binomial(m, min(1.0, max(0.0, p))) / m, 4)
+
+    rows = []
+    for i in range(n):
+        q = float(rng.beta(5, 1.5))
+        rank = int(rng.choice([1, 2, 3], p=[0.8, 0.15, 0.05])) if rng.random() < 0.85 else 0
+        m = int(rng.integers(2, 6))  # answer claims
+        no_claims = rng.random() < 0.08
+        s: dict[str, float | None] = {}
+        for name, spec in specs.items():
+            k = int(name.rsplit("_", 1)[1]) if name.rsplit("_", 1)[-1].isdigit() else 0
+            found = rank > 0 and (k == 0 or rank <= k)
+            if spec.family == "retrieval":
+                if name.startswith(("mrr", "map", "context_precision")):
+                    v = 1 / rank if rank else 0.0
+                elif name.startswith("precision_at"):
+                    v = 1 / k if found else 0.0
+                elif name.startswith("ndcg"):
+                    v = 1 / np.log2(rank + 1) if found else 0.0
+                else:
+                    v = 1.0 if found else 0.0
+            elif spec.family == "lexical":
+                scale = 0.5 if name in DEFAULT_PER_METRIC else 1.0
+                if name == "context_token_precision":
+                    v = clip(0.35 + 0.4 * q + rng.normal(0, 0.1))
+                elif name == "exact_match":
+                    v = float(rng.random() < 0.05)
+                else:
+                    v = clip(scale * q + rng.normal(0, 0.1))
+            elif spec.family == "claims":
+                if no_claims and name not in ("context_claim_recall", "claim_recall"):
+                    v = None
+                elif name in ("hallucination", "noise_sensitivity_irrelevant"):
+                    v = share(m, (1 - q) * 0.3)
+                elif name == "noise_sensitivity_relevant":
+                    v = share(m, (1 - q) * 0.4)
+                elif name == "self_knowledge":
+                    v = share(m, 0.05)
+                elif name == "context_claim_precision":
+                    v = round(rng.choice([1, 2]) / 3, 4) if rank else 0.0
+                elif name in ("context_precision", "context_utilization"):
+                    v = 1 / rank if rank else 0.0
+                elif name.endswith("_support"):
+                    v = clip(0.9 * q + rng.normal(0, 0.08))
+                else:
+                    v = share(m, q)
+            elif spec.family == "context_relevance":
+                v = clip(rng.beta(2.5, 8) * (1 if rank else 0.5))
+            elif spec.family == "response_relevancy":
+                v = 0.0 if rng.random() < 0.04 else clip(0.75 + rng.normal(0, 0.08))
+            else:
+                v = clip(q + rng.normal(0, 0.1))
+            s[name] = v
+        rows.append(
+            {
+                "index": i,
+                "id": f"row-{i:05d}",
+                "scores": s,
+                "reasons": {k: "no answer claims" for k, v in s.items() if v is None},
+                "details": {
+                    "faithfulness": {
+                        "claims": [f"Claim {j} of row {i}: some stated fact." for j in range(m)],
+                        "verdicts": ["supported"] * m,
+                    }
+                },
+                "metadata": {"topic": ["history", "science", "geography", "sports"][i % 4]},
+            }
+        )
+    info = {
+        "ragmeter_version": "0.1.0",
+        "created": "2026-01-01T00:00:00+00:00",
+        "n_rows": n,
+        "metrics": {
+            name: {
+                "family": spec.family,
+                "higher_is_better": spec.higher_is_better,
+                "lower": spec.lower,
+                "upper": spec.upper,
+                "description": spec.description,
+            }
+            for name, spec in specs.items()
+        },
+        "skipped": {"answer_reward": "The reward model is not in the local cache."},
+        "settings": {"judge": "offline"},
+        "judge": {"name": "offline:verifier"},
+        "usage": {"calls": 0, "cache_hits": 0, "prompt_tokens": 0, "cost": None},
+    }
+    return rows, info
+
+
 @pytest.fixture(scope="session")
 def rd() -> SimpleNamespace:
     """The helpers and constants of this file."""
@@ -117,6 +227,7 @@ def rd() -> SimpleNamespace:
         make_rows=make_rows,
         make_info=make_info,
         write_run=write_run,
+        typical_run=typical_run,
     )
 
 

@@ -117,8 +117,9 @@ def test_plots_render_as_svg_with_paths(report, tmp_path):
     svgs = re.findall(r"<svg\b.*?</svg>", dom, flags=re.DOTALL)
     assert len(svgs) == 6  # 3 metrics, and 3 grouped by category
     for svg in svgs:
-        assert len(re.findall(r"<path\b", svg)) > 10
+        assert len(re.findall(r"<path\b", svg)) >= 4  # axes, boxes, bars
         assert re.search(r'viewBox="0 0 [\d.]+ [\d.]+"', svg)
+        assert "<text" in svg and "style=" not in svg  # styled by the page's stylesheet
 
 
 def test_screenshot_is_a_non_trivial_png(report, tmp_path):
@@ -136,3 +137,6 @@ def test_screenshot_is_a_non_trivial_png(report, tmp_path):
     flat = (pixels[..., :3] * 255).astype("uint8").reshape(-1, 3)
     assert len({tuple(p) for p in flat[::97]}) > 20
     assert flat.std() > 10
+    # The histogram bars take the stylesheet's colour (#2b7a78): the shared styles apply.
+    teal = (abs(flat.astype(int) - (0x2B, 0x7A, 0x78)).sum(axis=1) < 12).sum()
+    assert teal > 2000

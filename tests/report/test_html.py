@@ -8,8 +8,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from ragmeter.errors import DataError
 from ragmeter.report.html import render_report, write_report
-from ragmeter.report.load import load_run
+from ragmeter.report.load import Run, load_run
 from ragmeter.report.risk import RiskThresholds
 
 
@@ -84,18 +85,38 @@ def test_summary_table_has_every_statistic(report, rd):
 def test_plots_are_inline_svg_per_metric_and_per_group(report):
     svgs = re.findall(r"<svg\b.*?</svg>", report, flags=re.DOTALL)
     assert len(svgs) == 6  # 3 metrics + 3 grouped
-    assert all(s.count("<path") > 10 for s in svgs)
+    for svg in svgs[:3]:
+        assert "Histogram: samples per bin" in svg and "Box plot" in svg
+        assert svg.count('<path class="h"') == 1  # every bar in one path
+    for svg in svgs[3:]:
+        assert "Box plot by group" in svg and re.search(r"plain \(n=[456]\)", svg)
+    assert not any("style=" in svg for svg in svgs)  # one stylesheet for every plot
 
 
-def test_risk_signs_are_in_words_with_numbers(report):
-    assert "have noise_sensitivity above 0.50" in report
-    assert "The standard deviation 0.33 is 33% of the range" in report
+def test_risk_signs_are_in_words_with_numbers_and_merged(report):
+    summary = report.split('id="summary"')[1].split('id="metrics"')[0]
+    assert "<h3>Signs of risk (2)</h3>" in summary
+    assert (
+        "6 of 12 samples (50%) have faithfulness below 0.50, noise_sensitivity above 0.50 "
+        "(lower is better), more than the 25% threshold."
+    ) in summary
+    assert '<span class="rows">(rows 0, 1, 2, 3, 4, 5)</span>' in summary
+    # context_precision is undefined on rows 0, 5 and 10: a quarter of the rows
+    assert "context_precision: 3 of 12 rows (25%) have no score (0 failed, 3 undefined)" in summary
+    # the metric's own section says it too
+    assert "6 of 12 samples (50%) have noise_sensitivity above 0.50 (lower is better)" in report
 
 
 def test_thresholds_change_the_signs(results_file):
-    strict = render_report(results_file, thresholds=RiskThresholds(spread=0.5, poor_share=0.9))
-    assert "The standard deviation" not in strict
+    strict = render_report(
+        results_file, thresholds=RiskThresholds(poor_share=0.9, missing_share=0.5)
+    )
+    assert "<h3>Signs of risk (0)</h3>" in strict
     assert "No sign of high risk." in strict
+    per_metric = RiskThresholds().with_overrides({"faithfulness.poor_share": "0.9"})
+    doc = render_report(results_file, thresholds=per_metric)
+    assert "have noise_sensitivity above 0.50 (lower is better), more than" in doc
+    assert "faithfulness below" not in doc
 
 
 def test_worst_samples_are_listed_with_reasons_and_claims(report, rd):
@@ -205,3 +226,114 @@ def test_claim_records_render_as_an_escaped_table(writer):
         "</span>", ""
     )
     assert "<b>judge</b>: " in doc and "<b>n</b>: 2" in doc
+
+
+@pytest.mark.parametrize(
+    ("usage", "settings", "judge", "shown"),
+    [
+        (
+            {"calls": 0, "cost": None},
+            {"judge": "offline"},
+            {"name": "offline:verifier-v4"},
+            "offline: 0",
+        ),
+        ({"calls": 0, "cost": None}, {}, {}, "0 (no judge calls)"),
+        ({"calls": 3, "cost": None}, {"judge": "openai"}, {"name": "openai"}, "not known"),
+        ({"calls": 3, "cost": 0.5}, {"judge": "openai"}, {"name": "openai"}, "0.5000"),
+    ],
+)
+def test_cost_says_offline_zero_for_an_offline_run(writer, rd, usage, settings, judge, shown):
+    info = {**rd.make_info(4), "usage": usage, "settings": settings, "judge": judge}
+    doc = render_report(writer("o.jsonl", rd.make_rows(4), info))
+    assert f"<tr><th>cost</th><td class=n>{shown}" in doc
+
+
+def test_skipped_metrics_are_listed_with_their_reason(writer, rd):
+    info = {**rd.make_info(4), "skipped": {"answer_reward": "The reward model <x> is not cached."}}
+    doc = render_report(writer("s.jsonl", rd.make_rows(4), info))
+    assert "<h3>Skipped metrics (1)</h3>" in doc
+    assert (
+        '<tr><td>answer_reward</td><td class="txt">The reward model &lt;x&gt; is not cached.' in doc
+    )
+    assert "Skipped metrics" not in render_report(
+        writer("n.jsonl", rd.make_rows(4), rd.make_info(4))
+    )
+
+
+def test_long_unbroken_ids_wrap(writer, rd):
+    rows = rd.make_rows(4)
+    rows[0]["id"] = "x" * 300
+    doc = render_report(writer("w.jsonl", rows, rd.make_info(4)))
+    css = re.search(r"<style>(.*?)</style>", doc, flags=re.DOTALL).group(1)
+    assert "overflow-wrap:anywhere" in css and "b,h3,h4,dd,a{overflow-wrap:anywhere}" in css
+    assert f"<b>row 0 · id {'x' * 200}…" in doc  # in a <b>, which wraps anywhere
+
+
+def test_count_axes_have_integer_ticks():
+    from ragmeter.report.svg import count_ticks
+
+    assert count_ticks(1) == [0, 1]
+    assert count_ticks(3) == [0, 1, 2, 3]
+    assert count_ticks(7) == [0, 2, 4, 6, 8]
+    assert count_ticks(23) == [0, 5, 10, 15, 20, 25]
+    assert count_ticks(9_734) == [0, 2000, 4000, 6000, 8000, 10000]
+
+
+def test_unknown_group_path_is_an_error_with_close_names(results_file):
+    with pytest.raises(DataError, match=r"Cannot group by 'metadata.nope'.*metadata.category"):
+        render_report(results_file, group_by="metadata.nope")
+    with pytest.raises(DataError, match=r"Did you mean 'metadata.category'"):
+        render_report(results_file, group_by="metadata.categroy")
+
+
+def test_small_groups_raise_no_sign(results_file):
+    doc = render_report(results_file, group_by="metadata.category")
+    groups = doc.split('id="groups"')[1]
+    assert "<h3>Signs of risk by group (0)</h3>" in groups  # 6 rows a group: too few
+    assert "1 of 1 (100%)" not in doc
+
+
+def test_only_the_top_signs_show_and_the_rest_fold(writer, rd):
+    rows = rd.make_rows(12)
+    for r in rows:  # six metrics, each poor on its own rows
+        for k in range(6):
+            r["scores"][f"m{k}"] = 0.0 if (r["index"] + k) % 3 == 0 else 1.0
+    doc = render_report(writer("t.jsonl", rows, rd.make_info(12)), top_signs=3)
+    summary = doc.split('id="summary"')[1].split('id="metrics"')[0]
+    head, folded = summary.split("<details><summary>", 1)
+    assert head.count('<li class="risk">') == 3
+    # m0..m5 are poor on 3 row sets (merged), with faithfulness and context_precision
+    assert folded.startswith("2 more signs</summary>")
+
+
+def test_sign_count_of_a_typical_12_row_run_is_small_and_stable(rd):
+    counts, flat_counts = [], []
+    flat = RiskThresholds(per_metric={}, min_samples=3)  # a flat 0.5, signs on 3 rows
+    for seed in range(10):
+        run = Run.from_parts(*rd.typical_run(12, seed))
+        doc = render_report(run)
+        counts.append(int(re.search(r"<h3>Signs of risk \((\d+)\)</h3>", doc).group(1)))
+        flat_doc = render_report(run, thresholds=flat)
+        flat_counts.append(int(re.search(r"Signs of risk \((\d+)\)", flat_doc).group(1)))
+        summary = doc.split('id="summary"')[1].split('id="metrics"')[0]
+        assert summary.split("<details>")[0].count('<li class="risk">') <= 5
+    assert max(counts) <= 5, counts
+    assert sum(flat_counts) > 3 * sum(counts), (flat_counts, counts)  # the defaults matter
+
+
+@pytest.mark.parametrize("group_by", [None, "metadata.topic"])
+def test_a_12_row_report_is_under_500_kb(rd, tmp_path, group_by):
+    results = rd.write_run(tmp_path / "r.jsonl", *rd.typical_run(12))
+    out = write_report(results, tmp_path / "r.html", group_by=group_by)
+    assert out.stat().st_size < 500_000
+    assert out.read_text(encoding="utf-8").count("<svg") == 54 * (2 if group_by else 1)
+
+
+def test_a_10000_row_report_is_under_5_mb(rd, tmp_path):
+    results = rd.write_run(tmp_path / "r.jsonl", *rd.typical_run(10_000))
+    out = write_report(results, tmp_path / "r.html", group_by="metadata.topic")
+    size = out.stat().st_size
+    assert size < 5_000_000, size
+    doc = out.read_text(encoding="utf-8")
+    assert "10000 rows, 54 metrics" in doc
+    assert len(re.findall(r'<div class="sample">', doc)) <= 54 * 5 * 2  # worst, unscored

@@ -2,9 +2,10 @@
 
 Every piece of text that comes from data (scores' reasons, details, metadata, ids, metric
 names, settings) passes through :func:`html.escape` after secrets are scrubbed
-(:mod:`ragmeter.report.scrub`). Plots are inline SVG with text drawn as paths. The page
-carries a Content-Security-Policy that forbids scripts and any network fetch, as a second
-net behind the escaping.
+(:mod:`ragmeter.report.scrub`). Plots are compact inline SVG (:mod:`ragmeter.report.svg`)
+styled by the page's one stylesheet. The page carries a Content-Security-Policy that forbids
+scripts and any network fetch, as a second net behind the escaping. Long parts fold into
+``<details>`` elements, which need no script.
 """
 
 from __future__ import annotations
@@ -17,37 +18,45 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run, read_details
-from ragmeter.report.risk import RiskSign, RiskThresholds, risk_signs
+from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
 from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
+from ragmeter.report.svg import PLOT_CSS, distribution_svg
 from ragmeter.scoring.statistics import Summary
 
 __all__ = ["render_report", "shown_indices", "worst_rows", "write_report"]
 
 _MAX_TEXT = 1200
 _MAX_ITEMS = 25
+#: Row indices a sign lists before "and N more".
+_MAX_SIGN_ROWS = 12
 
-_CSS = """
+_PAGE_CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2327;
 background:#f6f7f7}
 main{max-width:1100px;margin:0 auto;padding:16px 24px 48px;background:#fff}
 h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin-top:32px;border-bottom:2px solid #2b7a78}
 h3{font-size:16px;margin-top:22px}h4{font-size:14px;margin:14px 0 6px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}
-th,td{border:1px solid #dcdcde;padding:3px 7px;text-align:left;vertical-align:top}
-th{background:#f0f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #dcdcde;padding:3px 7px;text-align:left;vertical-align:top;
+overflow-wrap:break-word}td.any{overflow-wrap:anywhere;min-width:6em}
+th{background:#f0f6f6}td.n{text-align:right;font-variant-numeric:tabular-nums;
+overflow-wrap:normal;white-space:nowrap}
 .note{color:#50575e;font-size:13px}.risk{color:#8a2424}.ok{color:#1e6b3a}
 .fail{color:#8a2424;font-weight:600}
-ul.signs li{margin:3px 0}
-.txt{white-space:pre-wrap;word-break:break-word}
+ul.signs li{margin:3px 0}.rows{color:#50575e;font-size:12px}
+details{margin:6px 0}summary{cursor:pointer;color:#2b7a78;font-weight:600}
+.txt{white-space:pre-wrap;overflow-wrap:anywhere}b,h3,h4,dd,a{overflow-wrap:anywhere}
 code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
-word-break:break-word}
+overflow-wrap:anywhere}
 .sample{border:1px solid #dcdcde;border-radius:4px;padding:6px 10px;margin:8px 0}
 .sample dl{margin:4px 0}.sample dt{font-weight:600;margin-top:4px}.sample dd{margin:0 0 0 14px}
-.plot svg{max-width:100%;height:auto}
-nav ul{columns:2;font-size:13px}
+nav ul{columns:3;font-size:13px}.scroll{overflow-x:auto}
 """
+_CSS = _PAGE_CSS.replace("\n", "") + PLOT_CSS
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
@@ -87,11 +96,17 @@ def _ci(s: Summary) -> str:
 
 
 def worst_rows(run: Run, metric: str, n: int) -> list[Row]:
-    """The ``n`` rows with the worst defined score of ``metric`` (direction-aware)."""
+    """The ``n`` rows with the worst defined score of ``metric`` (direction-aware; ties by
+    row index)."""
     info = run.metric(metric)
-    scored = [r for r in run.rows if r.scores.get(metric) is not None]
-    scored.sort(key=lambda r: (info.goodness(r.scores[metric]), r.index))  # type: ignore[arg-type]
-    return scored[:n]
+    col = run.column(metric)
+    if not col.values or n == 0:
+        return []
+    values = np.asarray(col.values)
+    goodness = values if info.higher_is_better else -values
+    indices = np.asarray([run.rows[p].index for p in col.positions])
+    order = np.lexsort((indices, goodness))[:n]
+    return [run.rows[col.positions[i]] for i in order]
 
 
 def shown_indices(run: Run, worst_n: int) -> set[int]:
@@ -112,9 +127,8 @@ def _load_lean(obj: Any, worst_n: int) -> Run:
 
 
 def _unscored_rows(run: Run, metric: str, n: int) -> list[Row]:
-    out = [r for r in run.rows if metric in r.scores and r.scores[metric] is None]
-    out += [r for r in run.rows if metric not in r.scores and metric in r.failures]
-    return out[:n]
+    col = run.column(metric)
+    return [run.rows[p] for p in sorted(col.undefined + col.failed)[:n]]
 
 
 # -- pieces -------------------------------------------------------------------------------
@@ -138,26 +152,65 @@ def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label
 
 
 def _signs_for(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[RiskSign]:
-    undefined, failed = run.counts(info.name)
+    col = run.column(info.name)
     return risk_signs(
-        run.values(info.name),
+        col.values,
         metric=info.name,
         higher_is_better=info.higher_is_better,
         lower=info.lower,
         upper=info.upper,
-        missing=undefined + failed,
+        missing=len(col.undefined) + len(col.failed),
+        failed=len(col.failed),
         thresholds=thresholds,
+        indices=[run.rows[p].index for p in col.positions],
+        missing_indices=[run.rows[p].index for p in col.undefined + col.failed],
     )
 
 
-def _signs_list(w: _Writer, signs: Sequence[RiskSign], *, prefix: str = "") -> None:
+def _rows_note(w: _Writer, sign: RiskSign) -> str:
+    if not sign.rows:
+        return ""
+    shown = ", ".join(str(i) for i in sign.rows[:_MAX_SIGN_ROWS])
+    more = f" and {len(sign.rows) - _MAX_SIGN_ROWS} more" if len(sign.rows) > _MAX_SIGN_ROWS else ""
+    return f' <span class="rows">(rows {w.t(shown)}{more})</span>'
+
+
+def _signs_list(
+    w: _Writer,
+    signs: Sequence[RiskSign | tuple[str, RiskSign]],
+    *,
+    top: int | None = None,
+    none: str = "No sign of high risk.",
+) -> None:
+    """Signs (or ``(label, sign)`` pairs) as a list: the first ``top`` shown, the rest folded
+    under "N more signs"."""
     if not signs:
-        w.add(f'<p class="ok">{w.t(prefix)}No sign of high risk.</p>')
+        w.add(f'<p class="ok">{w.t(none, limit=None)}</p>')
         return
+    shown = signs if top is None else signs[:top]
     w.add('<ul class="signs">')
-    for sign in signs:
-        w.add(f'<li class="risk">{w.t(prefix)}{w.t(sign.message, limit=None)}</li>')
+    for item in shown:
+        prefix, sign = item if isinstance(item, tuple) else ("", item)
+        label = f"[{w.t(prefix, limit=120)}] " if prefix else ""
+        w.add(f'<li class="risk">{label}{w.t(sign.message, limit=None)}{_rows_note(w, sign)}</li>')
     w.add("</ul>")
+    rest = signs[len(shown) :]
+    if rest:
+        w.add(f"<details><summary>{len(rest)} more sign{'s' if len(rest) > 1 else ''}</summary>")
+        _signs_list(w, rest)
+        w.add("</details>")
+
+
+def _no_sign(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> str:
+    """What to say when a metric raised no sign: nothing risky, or too few rows to tell."""
+    need = thresholds.for_metric(info.name).min_samples
+    have = len(run.values(info.name))
+    if have < need:
+        return (
+            f"Too few scores for a sign ({have}; a sign needs {need}, "
+            "--risk-threshold min_samples=N)."
+        )
+    return "No sign of high risk."
 
 
 def _scalar(w: _Writer, value: Any) -> str:
@@ -260,10 +313,24 @@ def _sample(w: _Writer, row: Row, metric: str, info: MetricInfo) -> None:
     w.add("</dl></div>")
 
 
-def _plot(w: _Writer, run: Run, metric: str, *, group_by: str | None = None) -> None:
-    from ragmeter.report.plots import figure_for, svg_of
+def _plot(w: _Writer, run: Run, info: MetricInfo, *, group_by: str | None = None) -> None:
+    if group_by:
+        groups = {label: sub.values(info.name) for label, sub in run.groups(group_by).items()}
+    else:
+        groups = {info.name: run.values(info.name)}
+    w.add(distribution_svg(groups, info))
 
-    w.add('<div class="plot">', svg_of(figure_for(run, metric, group_by=group_by)), "</div>")
+
+def _samples(w: _Writer, rows: Sequence[Row], info: MetricInfo, title: str) -> None:
+    """Rows in full, folded under a summary that lists them with their scores."""
+    listed = ", ".join(
+        f"{r.index} ({'—' if r.scores.get(info.name) is None else _num(r.scores[info.name], 2)})"
+        for r in rows
+    )
+    w.add(f"<details><summary>{title}: rows {listed}</summary>")
+    for row in rows:
+        _sample(w, row, info.name, info)
+    w.add("</details>")
 
 
 def _metric_section(
@@ -272,52 +339,82 @@ def _metric_section(
     w.add(f'<h3 id="{anchor}">{w.t(info.name)}</h3>')
     if info.description:
         w.add(f'<p class="note">{w.t(info.description)}</p>')
-    _plot(w, run, info.name)
-    w.add("<h4>Signs of risk</h4>")
-    _signs_list(w, _signs_for(run, info, thresholds))
+    _plot(w, run, info)
+    _signs_list(
+        w, rank_signs(_signs_for(run, info, thresholds)), none=_no_sign(run, info, thresholds)
+    )
     worst = worst_rows(run, info.name, worst_n)
     if worst:
-        w.add(f"<h4>{len(worst)} worst samples ({w.t(info.direction)})</h4>")
-        for row in worst:
-            _sample(w, row, info.name, info)
+        _samples(w, worst, info, f"{len(worst)} worst samples ({w.t(info.direction)})")
     unscored = _unscored_rows(run, info.name, worst_n)
     if unscored:
         undefined, failed = run.counts(info.name)
-        w.add(f"<h4>Rows without a score ({undefined} undefined, {failed} failed; first few)</h4>")
-        for row in unscored:
-            _sample(w, row, info.name, info)
+        _samples(
+            w, unscored, info, f"Rows without a score ({undefined} undefined, {failed} failed)"
+        )
 
 
 def _group_section(
-    w: _Writer, run: Run, group_by: str, metrics: Sequence[MetricInfo], thresholds: RiskThresholds
+    w: _Writer,
+    run: Run,
+    group_by: str,
+    metrics: Sequence[MetricInfo],
+    thresholds: RiskThresholds,
+    top_signs: int,
 ) -> None:
+    """Signs by group first, then the means of every metric by group in one table, then
+    each metric's statistics and box plot by group (folded unless the metric has a sign)."""
     groups = run.groups(group_by)
+    by = w.t(group_by)
     w.add(
-        f'<h2 id="groups">By {w.t(group_by)}</h2>',
-        f'<p class="note">{len(groups)} groups over {len(run.rows)} rows.</p>',
+        f'<h2 id="groups">By {by}</h2>',
+        f'<p class="note">{len(groups)} groups over {len(run.rows)} rows. A group raises a sign '
+        f"only with at least {thresholds.min_samples} rows (per-metric entries apply).</p>",
+    )
+    signs: list[tuple[str, RiskSign]] = []
+    flagged: set[str] = set()
+    for label, sub in groups.items():
+        for sign in rank_signs(s for m in metrics for s in _signs_for(sub, m, thresholds)):
+            signs.append((label, sign))
+            flagged.update(sign.metrics)
+    signs.sort(key=lambda pair: -pair[1].importance)
+    w.add(f"<h3>Signs of risk by group ({len(signs)})</h3>")
+    _signs_list(w, signs, top=top_signs, none="No sign of high risk in any group.")
+
+    w.add(
+        '<h3>Mean by group</h3><div class="scroll"><table><thead><tr><th>metric</th>',
+        *(
+            f"<th class=any>{w.t(label, limit=60)} <small>({len(sub.rows)})</small></th>"
+            for label, sub in groups.items()
+        ),
+        "</tr></thead><tbody>",
     )
     for info in metrics:
-        w.add(f"<h3>{w.t(info.name)} by {w.t(group_by)}</h3>")
+        w.add(f"<tr><td>{w.t(info.name)}</td>")
+        w.add(*(f"<td class=n>{_num(sub.summary(info.name).mean)}</td>" for sub in groups.values()))
+        w.add("</tr>")
+    w.add("</tbody></table></div>")
+
+    for info in metrics:
         w.add(
+            f"<details{' open' if info.name in flagged else ''}><summary>{w.t(info.name)} "
+            f"by {by}</summary>",
             "<table><thead><tr><th>group</th><th>rows</th><th>n</th><th>undefined</th>"
             "<th>failed</th><th>mean</th><th>median</th><th>std</th>"
-            "<th>95% bootstrap interval</th></tr></thead><tbody>"
+            "<th>95% bootstrap interval</th></tr></thead><tbody>",
         )
         for label, sub in groups.items():
             s = sub.summary(info.name)
             w.add(
-                f"<tr><td>{w.t(label, limit=120)}</td><td class=n>{len(sub.rows)}</td>"
+                f"<tr><td class=any>{w.t(label, limit=120)}</td><td class=n>{len(sub.rows)}</td>"
                 f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td>"
                 f"<td class=n>{s.failed}</td><td class=n>{_num(s.mean)}</td>"
                 f"<td class=n>{_num(s.median)}</td><td class=n>{_num(s.std)}</td>"
                 f"<td class=n>{_ci(s)}</td></tr>"
             )
         w.add("</tbody></table>")
-        _plot(w, run, info.name, group_by=group_by)
-        for label, sub in groups.items():
-            signs = _signs_for(sub, info, thresholds)
-            if signs:
-                _signs_list(w, signs, prefix=f"[{label}] ")
+        _plot(w, run, info, group_by=group_by)
+        w.add("</details>")
 
 
 def _baseline_section(w: _Writer, comparison: Comparison, baseline: Run) -> None:
@@ -357,7 +454,7 @@ def _baseline_section(w: _Writer, comparison: Comparison, baseline: Run) -> None
             )
             for c in mc.top_changes:
                 w.add(
-                    f"<tr><td class=n>{c.index}</td><td>{w.t(c.id or '', limit=120)}</td>"
+                    f"<tr><td class=n>{c.index}</td><td class=any>{w.t(c.id or '', limit=120)}</td>"
                     f"<td class=n>{_num(c.a)}</td><td class=n>{_num(c.b)}</td>"
                     f"<td class=n>{c.delta:+.3f}</td>"
                     f'<td class="txt">{w.t(c.reason_a or "", limit=400)}</td>'
@@ -384,18 +481,66 @@ def _usage_section(w: _Writer, info: Mapping[str, Any]) -> None:
     w.add("<table><tbody>")
     for key, label in labels.items():
         value = usage.get(key)
-        if key == "cost":
-            shown = (
-                "not known"
-                if value is None
-                else w.t(f"{value:.4f}" if isinstance(value, int | float) else value)
-            )
-        else:
-            shown = "—" if value is None else w.t(value)
+        shown = _cost(w, value, info) if key == "cost" else "—" if value is None else w.t(value)
         w.add(f"<tr><th>{label}</th><td class=n>{shown}</td></tr>")
     for key, value in usage.items():
         if key not in labels:
             w.add(f"<tr><th>{w.t(key)}</th><td class=n>{w.t(value)}</td></tr>")
+    w.add("</tbody></table>")
+
+
+def _cost(w: _Writer, value: Any, info: Mapping[str, Any]) -> str:
+    if value is not None:
+        return w.t(f"{value:.4f}" if isinstance(value, int | float) else value)
+    usage = info.get("usage") or {}
+    judge, settings = info.get("judge"), info.get("settings")
+    name = judge.get("name") if isinstance(judge, Mapping) else None
+    chosen = settings.get("judge") if isinstance(settings, Mapping) else None
+    if chosen == "offline" or (isinstance(name, str) and name.startswith("offline")):
+        return "offline: 0"
+    if not usage.get("calls"):
+        return "0 (no judge calls)"
+    return "not known (no prices set: Settings price_in, price_out)"
+
+
+def _thresholds_note(w: _Writer, t: RiskThresholds, metrics: Sequence[MetricInfo]) -> None:
+    """The thresholds in force, with the per-metric entries that apply to this run."""
+    entries: dict[str, list[str]] = {}
+    for m in metrics:
+        key = t.entry_for(m.name)
+        if key is not None:
+            entries.setdefault(key, []).append(m.name)
+    per = [
+        f"{w.t(key)}{'*' if names != [key] else ''}: "
+        + ", ".join(f"{field} {value:g}" for field, value in t.per_metric[key].items())
+        for key, names in entries.items()
+    ]
+    w.add(
+        "<details><summary>How signs are raised</summary>"
+        f'<p class="note">A sign needs ≥ {t.min_samples} rows (skew and spread twice as many). '
+        f"A score is poor on the bad side of {t.poor_score:g} of the range "
+        f"(<i>poor_score</i>); raised when over {t.poor_share:.0%} of samples are poor, "
+        f"|mean − median| over {t.skew:.0%} of the range, std over {t.spread:.0%} of the "
+        f"range, or over {t.missing_share:.0%} of rows unscored. "
+        + (f"Per metric: {'; '.join(per)}. " if per else "")
+        + "Signs that point at the same rows with the same numbers are merged; the most "
+        "important first (failed rows, poor shares, undefined rows, skew, spread). Change "
+        "them with <code>--risk-threshold name=value</code> or "
+        "<code>--risk-threshold metric.name=value</code>.</p></details>"
+    )
+
+
+def _skipped(w: _Writer, info: Mapping[str, Any]) -> None:
+    """Metrics the run asked for but could not compute, with the reason (from the sidecar)."""
+    skipped = info.get("skipped")
+    if not isinstance(skipped, Mapping) or not skipped:
+        return
+    w.add(
+        f"<h3>Skipped metrics ({len(skipped)})</h3><table><thead><tr><th>metric</th>"
+        "<th>reason</th></tr></thead><tbody>"
+    )
+    for name, reason in skipped.items():
+        w.add(f'<tr><td>{w.t(name)}</td><td class="txt">{w.t(reason)}</td></tr>')
     w.add("</tbody></table>")
 
 
@@ -420,8 +565,9 @@ def _config_section(w: _Writer, run: Run) -> None:
     w.add("</tbody></table>")
 
     w.add(
-        "<h3>Metrics</h3><table><thead><tr><th>metric</th><th>family</th><th>direction</th>"
-        "<th>range</th><th>description</th></tr></thead><tbody>"
+        f"<details><summary>Metrics ({len(run.metrics)})</summary><table><thead><tr>"
+        "<th>metric</th><th>family</th><th>direction</th><th>range</th><th>description</th>"
+        "</tr></thead><tbody>"
     )
     for m in run.metrics.values():
         w.add(
@@ -429,7 +575,7 @@ def _config_section(w: _Writer, run: Run) -> None:
             f"<td>{w.t(m.direction)}{' (guessed from the name)' if m.inferred else ''}</td>"
             f"<td>[{m.lower:g}, {m.upper:g}]</td><td>{w.t(m.description)}</td></tr>"
         )
-    w.add("</tbody></table>")
+    w.add("</tbody></table></details>")
 
     judge = info.get("judge")
     if isinstance(judge, Mapping) and judge:
@@ -451,9 +597,9 @@ def _config_section(w: _Writer, run: Run) -> None:
     settings = info.get("settings")
     if settings:
         w.add(
-            "<h3>Settings</h3><pre>",
+            "<details><summary>Settings</summary><pre>",
             w.t(json.dumps(settings, indent=2, ensure_ascii=False, default=str), limit=20000),
-            "</pre>",
+            "</pre></details>",
         )
 
 
@@ -465,11 +611,14 @@ def render_report(
     group_by: str | None = None,
     thresholds: RiskThresholds | None = None,
     worst_n: int = 5,
+    top_signs: int = 5,
     title: str | None = None,
 ) -> str:
     """The report as an HTML string (see :func:`write_report`)."""
     if worst_n < 0:
         raise ValueError(f"The 'worst_n' parameter must be >= 0. Got {worst_n!r}.")
+    if top_signs < 1:
+        raise ValueError(f"The 'top_signs' parameter must be >= 1. Got {top_signs!r}.")
     r = _load_lean(run, worst_n)
     t = thresholds or RiskThresholds()
     base = None if baseline is None else as_run(baseline)
@@ -517,22 +666,16 @@ def render_report(
         w.add("<p>This run has no metric scores.</p>")
     else:
         _summary_table(w, r, metrics, label="metric")
-        all_signs = [s for m in metrics for s in _signs_for(r, m, t)]
-        w.add(f"<h3>Signs of risk ({len(all_signs)})</h3>")
-        _signs_list(w, all_signs)
-        w.add(
-            f'<p class="note">Thresholds: a score is poor on the bad side of '
-            f"{t.poor_score:.0%} of the range; raised when over {t.poor_share:.0%} of samples "
-            f"are poor, |mean − median| over {t.skew:.0%} of the range, std over "
-            f"{t.spread:.0%} of the range, or over {t.missing_share:.0%} of rows unscored "
-            f"(distribution signs need ≥ {t.min_samples} scores). Change them with "
-            "<code>--risk-threshold name=value</code>.</p>"
-        )
+        signs = rank_signs(s for m in metrics for s in _signs_for(r, m, t))
+        w.add(f"<h3>Signs of risk ({len(signs)})</h3>")
+        _signs_list(w, signs, top=top_signs)
+        _thresholds_note(w, t, metrics)
+        _skipped(w, r.info)
         w.add('<h2 id="metrics">Metrics</h2>')
         for m in metrics:
             _metric_section(w, r, m, anchors[m.name], t, worst_n)
     if group_by and metrics:
-        _group_section(w, r, group_by, metrics, t)
+        _group_section(w, r, group_by, metrics, t, top_signs)
     if comparison is not None and base is not None:
         _baseline_section(w, comparison, base)
     _usage_section(w, r.info)
@@ -549,12 +692,15 @@ def write_report(
     group_by: str | None = None,
     thresholds: RiskThresholds | None = None,
     worst_n: int = 5,
+    top_signs: int = 5,
     title: str | None = None,
 ) -> Path:
     """Write ONE self-contained HTML report of ``run`` to ``out_path``; returns the path.
 
     ``run`` and ``baseline`` may be RunResults, :class:`Run` objects or results paths.
-    ``group_by`` names a row field such as ``metadata.category``. The file needs no
+    ``group_by`` names a row field such as ``metadata.category``. ``thresholds`` decide
+    the signs of risk (per-metric defaults included); the ``top_signs`` most important show
+    first, the rest fold. ``worst_n`` rows per metric are shown in full. The file needs no
     network and runs no script; all data is escaped and secrets are scrubbed.
     """
     text = render_report(
@@ -563,6 +709,7 @@ def write_report(
         group_by=group_by,
         thresholds=thresholds,
         worst_n=worst_n,
+        top_signs=top_signs,
         title=title,
     )
     out = Path(out_path)

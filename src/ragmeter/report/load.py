@@ -27,6 +27,7 @@ from ragmeter.run_record import read_sidecar, results_expect
 from ragmeter.scoring.statistics import Summary, summarize
 
 __all__ = [
+    "Column",
     "MetricInfo",
     "Row",
     "Run",
@@ -157,6 +158,18 @@ def check_group_path(path: str, rows: Iterable[Row]) -> None:
     )
 
 
+@dataclass(slots=True)
+class Column:
+    """One metric over a run's rows, by position in ``Run.rows``: the scored rows and their
+    values, and the rows without a score (undefined; failed, whether or not a null is
+    recorded)."""
+
+    positions: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    undefined: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Run:
     """A run's rows and information (the sidecar's content), ready for reports."""
@@ -219,26 +232,35 @@ class Run:
             ) from None
 
     # -- values ---------------------------------------------------------------------------
+    def column(self, metric: str) -> Column:
+        """``metric`` over the rows, read in one pass for every metric and kept."""
+        if "columns" not in self._cache:
+            cols: dict[str, Column] = {}
+            for pos, row in enumerate(self.rows):
+                for name, value in row.scores.items():
+                    col = cols.get(name) or cols.setdefault(name, Column())
+                    if value is None:
+                        col.undefined.append(pos)
+                    else:
+                        col.positions.append(pos)
+                        col.values.append(value)
+                for name in row.failures:
+                    if name not in row.scores or row.scores[name] is None:
+                        col = cols.get(name) or cols.setdefault(name, Column())
+                        if name in row.scores:
+                            col.undefined.pop()  # this row's, appended just above
+                        col.failed.append(pos)
+            self._cache["columns"] = cols
+        return self._cache["columns"].get(metric) or Column()
+
     def values(self, metric: str) -> list[float]:
         """Defined scores of ``metric``, in row order."""
-        out = []
-        for row in self.rows:
-            v = row.scores.get(metric)
-            if v is not None:
-                out.append(v)
-        return out
+        return list(self.column(metric).values)
 
     def counts(self, metric: str) -> tuple[int, int]:
         """(undefined, failed) counts of ``metric``: rows where the score is missing."""
-        undefined = failed = 0
-        for row in self.rows:
-            if row.scores.get(metric) is not None:
-                continue
-            if metric in row.failures:
-                failed += 1
-            elif metric in row.scores:
-                undefined += 1
-        return undefined, failed
+        col = self.column(metric)
+        return len(col.undefined), len(col.failed)
 
     def summary(self, metric: str) -> Summary:
         """Statistics of ``metric`` over this run's rows (with a 95 % bootstrap interval)."""
@@ -257,7 +279,14 @@ class Run:
 
         Rows without the field go to ``(missing)``; past ``max_groups`` the smallest groups
         are merged into ``(other)``. A path no row has raises ``DataError`` naming close ones.
+        The split is kept: asking again returns the same sub-runs (and their statistics).
         """
+        key = f"groups:{max_groups}:{path}"
+        if key not in self._cache:
+            self._cache[key] = self._split(path, max_groups)
+        return dict(self._cache[key])
+
+    def _split(self, path: str, max_groups: int) -> dict[str, Run]:
         check_group_path(path, self.rows)
         buckets: dict[str, list[Row]] = {}
         for row in self.rows:

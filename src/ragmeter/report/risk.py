@@ -1,46 +1,118 @@
-"""Signs of high risk in a metric's distribution: pure functions, no I/O.
+"""Signs of risk in a metric's scores: pure functions, no I/O.
 
 After ValidMind's reading of a score distribution, each sign is stated in words with the
-numbers that raised it:
+numbers that raised it and the number of rows it rests on:
 
-- many samples score poorly (the share on the bad side of a threshold, direction-aware);
-- the mean lies far from the median (a skewed distribution: a few samples pull the mean);
-- high spread (standard deviation): the system is inconsistent across samples;
-- and, beyond ValidMind, many samples without a score (undefined or failed).
+- ``missing``: many rows have no score (failed or undefined);
+- ``poor_share``: many samples score poorly (on the bad side of the metric's poor cut,
+  direction-aware);
+- ``skew``: the mean lies far from the median (a few samples pull the mean);
+- ``spread``: a high standard deviation (the system is inconsistent across samples).
 
-Thresholds live in :class:`RiskThresholds`, a frozen dataclass; change them with
-``dataclasses.replace`` or :meth:`RiskThresholds.with_overrides`.
+A sign needs at least ``min_samples`` rows (10 by default): no "1 of 1 (100%)" sign on a
+small group. A shape sign (skew, else spread; one per metric) needs twice as many scores, and
+none is raised for a metric that already has a poor-share sign (the poor samples are what its
+shape shows) or whose scores all sit at its bounds (0 or 1: exact match, hit rate), where
+the shape follows from the mean.
+
+Thresholds live in :class:`RiskThresholds`, with per-metric defaults
+(:data:`DEFAULT_PER_METRIC`) that fit each metric's usual values; a per-metric entry wins over
+the global value. :func:`rank_signs` merges the signs of several metrics that point at the
+same rows with the same numbers, and orders signs by importance: rows that failed, then poor
+shares, then undefined rows, then skew and spread, each by how far past its threshold.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["RiskSign", "RiskThresholds", "risk_signs"]
+__all__ = ["DEFAULT_PER_METRIC", "RiskSign", "RiskThresholds", "rank_signs", "risk_signs"]
 
-SignKind = Literal["poor_share", "skew", "spread", "missing"]
+SignKind = Literal["missing", "poor_share", "skew", "spread"]
+
+#: The fields a threshold (global or per metric) can set.
+_FRACTIONS = ("poor_score", "poor_share", "skew", "spread", "missing_share")
+_FIELDS = (*_FRACTIONS, "min_samples")
+
+#: Per-metric defaults, keyed by a metric name or a name prefix (``context_relevance`` also
+#: covers ``context_relevance_at_3``). Each entry says why in its comment; README lists them.
+DEFAULT_PER_METRIC: Mapping[str, Mapping[str, float]] = {
+    # exp(-mean token cross-entropy) of the question given a context: good contexts score
+    # 0.1-0.6, so a flat 0.5 would call most samples poor.
+    "context_relevance": {"poor_score": 0.1},
+    # Generated answers rarely equal a reference word for word: a share of misses is normal.
+    "exact_match": {"poor_share": 1.0},
+    # Precision against a short reference falls with a longer, correct answer.
+    "token_precision": {"poor_score": 0.2},
+    "new_token_precision": {"poor_score": 0.2},
+    "token_f1": {"poor_score": 0.2},
+    "new_token_f1": {"poor_score": 0.2},
+    # An answer need not repeat the question's words ("Paris." answers "capital of France?").
+    "answer_token_recall": {"poor_score": 0.2},
+    # At most (reference ids) / k: with one relevant id, precision_at_5 is 0.2 at best.
+    "precision_at": {"poor_score": 0.1},
+    # Share of contexts entailing a reference claim: with k contexts, one relevant, 1/k is normal.
+    "context_claim_precision": {"poor_score": 0.2},
+}
+
+
+def _number(label: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"Risk threshold {label!r} must be a number. Got {value!r}.")
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(
+            f"Risk threshold {label!r} is a fraction and must be in [0, 1]. Got {value!r}."
+        )
+    return float(value)
+
+
+def _count(label: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"Risk threshold {label!r} must be an integer. Got {value!r}.")
+    if value < 1:
+        raise ConfigError(f"Risk threshold {label!r} must be >= 1. Got {value!r}.")
+    return value
+
+
+def _check(label: str, name: str, value: object) -> float | int:
+    return _count(label, value) if name == "min_samples" else _number(label, value)
+
+
+def _field_name(key: str, label: str) -> str:
+    if key in _FIELDS:
+        return key
+    close = difflib.get_close_matches(key, _FIELDS, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"Unknown risk threshold {label!r}.{hint} Known: {', '.join(_FIELDS)}.")
 
 
 @dataclass(frozen=True, slots=True)
 class RiskThresholds:
     """When a sign is raised. Distances are fractions of the metric's range (upper - lower).
 
-    - ``poor_score``: a sample scores poorly when it is on the bad side of this point
-      (below it when higher is better; above ``1 - poor_score`` of the range when lower
-      is better). Default 0.5.
+    - ``poor_score``: a sample scores poorly when its goodness (0 worst .. 1 best, whatever
+      the direction) is below this: below 0.5 when higher is better, above 0.5 when lower
+      is better, on a [0, 1] metric. Default 0.5.
     - ``poor_share``: raise when more than this share of scored samples score poorly.
     - ``skew``: raise when ``|mean - median|`` exceeds this fraction of the range.
     - ``spread``: raise when the standard deviation exceeds this fraction of the range.
     - ``missing_share``: raise when more than this share of rows has no score.
-    - ``min_samples``: no distribution sign (skew, spread) below this many scores.
+    - ``min_samples``: no sign rests on fewer rows than this (scored rows, or all rows for
+      ``missing``); a shape sign (skew, spread) needs twice as many. Default 10.
+    - ``per_metric``: ``{metric or prefix: {field: value}}``, layered over the global
+      values; starts from :data:`DEFAULT_PER_METRIC` (pass ``per_metric={}`` for flat
+      thresholds).
+
+    Change them with ``dataclasses.replace`` or :meth:`with_overrides`
+    (``{"poor_share": 0.1, "context_relevance.poor_score": 0.05}``).
     """
 
     poor_score: float = 0.5
@@ -48,56 +120,104 @@ class RiskThresholds:
     skew: float = 0.1
     spread: float = 0.3
     missing_share: float = 0.2
-    min_samples: int = 3
+    min_samples: int = 10
+    per_metric: Mapping[str, Mapping[str, float]] = field(
+        default_factory=lambda: {k: dict(v) for k, v in DEFAULT_PER_METRIC.items()}
+    )
 
     def __post_init__(self) -> None:
-        for name in ("poor_score", "poor_share", "skew", "spread", "missing_share"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ConfigError(f"Risk threshold {name!r} must be a number. Got {value!r}.")
-            if not 0.0 <= value <= 1.0:
+        for name in _FIELDS:
+            _check(name, name, getattr(self, name))
+        if not isinstance(self.per_metric, Mapping):
+            raise ConfigError(
+                "Risk thresholds 'per_metric' must map a metric name to {field: value}. "
+                f"Got {type(self.per_metric).__name__}."
+            )
+        for metric, entry in self.per_metric.items():
+            if not isinstance(entry, Mapping):
                 raise ConfigError(
-                    f"Risk threshold {name!r} is a fraction and must be in [0, 1]. Got {value!r}."
+                    f"Risk thresholds for {metric!r} must be a mapping of field -> value "
+                    f"(e.g. {{'poor_score': 0.1}}). Got {entry!r}."
                 )
-        if isinstance(self.min_samples, bool) or not isinstance(self.min_samples, int):
-            raise ConfigError(
-                f"Risk threshold 'min_samples' must be an integer. Got {self.min_samples!r}."
-            )
-        if self.min_samples < 2:
-            raise ConfigError(
-                f"Risk threshold 'min_samples' must be >= 2. Got {self.min_samples!r}."
-            )
+            for key, value in entry.items():
+                label = f"{metric}.{key}"
+                _check(label, _field_name(str(key), label), value)
+
+    def for_metric(self, metric: str) -> RiskThresholds:
+        """Flat thresholds for ``metric``: its entry (exact name, else longest prefix) applied."""
+        key = self.entry_for(metric)
+        changes = dict(self.per_metric[key]) if key is not None else {}
+        return dataclasses.replace(self, per_metric={}, **changes)
+
+    def entry_for(self, metric: str) -> str | None:
+        """The ``per_metric`` key that applies to ``metric``, or ``None``."""
+        if metric in self.per_metric:
+            return metric
+        prefixes = [k for k in self.per_metric if metric.startswith(f"{k}_")]
+        return max(prefixes, key=len) if prefixes else None
 
     def with_overrides(self, overrides: Mapping[str, float | int | str]) -> RiskThresholds:
-        """A copy with ``overrides`` (values may be strings, as from a command line)."""
-        names = [f.name for f in dataclasses.fields(self)]
+        """A copy with ``overrides``: ``name`` or ``metric.name`` -> value (strings allowed,
+        as from a command line)."""
         changes: dict[str, float | int] = {}
-        for key, raw in overrides.items():
-            if key not in names:
-                close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise ConfigError(
-                    f"Unknown risk threshold {key!r}.{hint} Known: {', '.join(names)}."
-                )
+        per_metric = {k: dict(v) for k, v in self.per_metric.items()}
+        for raw_key, raw in overrides.items():
+            metric, _, key = str(raw_key).rpartition(".")
+            name = _field_name(key, str(raw_key))
             try:
-                value = int(raw) if key == "min_samples" else float(raw)
+                value: float | int = int(raw) if name == "min_samples" else float(raw)
             except (TypeError, ValueError):
                 raise ConfigError(
-                    f"Risk threshold {key!r} must be a number. Got {raw!r}."
+                    f"Risk threshold {raw_key!r} must be a number. Got {raw!r}."
                 ) from None
-            changes[key] = value
-        return dataclasses.replace(self, **changes)
+            if metric:
+                per_metric.setdefault(metric, {})[name] = value
+            else:
+                changes[name] = value
+        return dataclasses.replace(self, per_metric=per_metric, **changes)
 
 
 @dataclass(frozen=True, slots=True)
 class RiskSign:
-    """One sign of risk: what was seen, the number that raised it and the threshold."""
+    """One sign of risk: what was seen, the number that raised it and the threshold.
+
+    ``n`` is how many rows the sign rests on; ``rows`` the indices of the rows it points at
+    (poor or unscored rows; empty for skew and spread). ``template`` is the sentence with
+    ``{metric}`` where the metric goes, followed by its ``detail`` (``below 0.50``);
+    ``others`` holds the ``(metric, detail)`` of metrics merged in by :func:`rank_signs`.
+    """
 
     metric: str
     kind: SignKind
-    message: str
+    template: str
     value: float
     threshold: float
+    n: int
+    rows: tuple[int, ...] = ()
+    importance: float = 0.0
+    detail: str = ""
+    others: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """Every metric the sign was seen on."""
+        return (self.metric, *(name for name, _ in self.others))
+
+    @property
+    def message(self) -> str:
+        """The sentence, naming the metrics (grouped by their detail)."""
+        by_detail: dict[str, list[str]] = {}
+        for name, detail in ((self.metric, self.detail), *self.others):
+            by_detail.setdefault(detail, []).append(name)
+        who = ", ".join(
+            f"{_join(names)} {detail}" if detail else _join(names)
+            for detail, names in by_detail.items()
+        )
+        return self.template.replace("{metric}", who)
+
+
+def _join(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _fmt(x: float) -> str:
@@ -112,66 +232,87 @@ def risk_signs(
     lower: float = 0.0,
     upper: float = 1.0,
     missing: int = 0,
+    failed: int = 0,
     thresholds: RiskThresholds | None = None,
+    indices: Sequence[int] | None = None,
+    missing_indices: Sequence[int] = (),
 ) -> list[RiskSign]:
-    """Signs of high risk in the defined scores ``values`` of one metric.
+    """Signs of risk in the defined scores ``values`` of one metric.
 
-    ``missing`` counts rows without a score (undefined or failed). Returns the raised signs,
-    each with a sentence quoting the numbers; an empty list when nothing looks risky.
+    ``missing`` counts rows without a score (undefined or failed), ``failed`` those of them
+    that failed. ``indices`` (aligned with ``values``) and ``missing_indices`` name the rows,
+    so that signs can say which rows they point at. Returns the raised signs, each with a
+    sentence quoting the numbers and the rows it rests on; an empty list when nothing looks
+    risky or there are too few rows to tell.
 
     Examples
     --------
-    >>> signs = risk_signs([0.1, 0.2, 0.9, 0.95], metric="faithfulness")
+    >>> signs = risk_signs([0.1, 0.2, 0.9, 0.95] * 3, metric="faithfulness")
     >>> [s.kind for s in signs]
-    ['poor_share', 'spread']
+    ['poor_share']
+    >>> signs[0].message.split(",")[0]
+    '6 of 12 samples (50%) have faithfulness below 0.50 (higher is better)'
     """
-    t = thresholds or RiskThresholds()
+    t = (thresholds or RiskThresholds()).for_metric(metric)
     arr = np.asarray(values, dtype=float)
+    if indices is not None and len(indices) != arr.size:
+        raise ValueError(f"'indices' has {len(indices)} items for {arr.size} values.")
+    idx = np.arange(arr.size) if indices is None else np.asarray(indices, dtype=int)
     span = upper - lower if upper > lower else 1.0
     signs: list[RiskSign] = []
     n = int(arr.size)
     total = n + missing
 
-    if total and missing / total > t.missing_share:
+    if total >= t.min_samples and missing / total > t.missing_share:
         share = missing / total
+        what = f"{failed} failed, {missing - failed} undefined"
         signs.append(
             RiskSign(
                 metric,
                 "missing",
-                f"{missing} of {total} rows ({share:.0%}) have no {metric} score (undefined or "
-                f"failed), more than the {t.missing_share:.0%} threshold: the statistics describe "
+                f"{{metric}}: {missing} of {total} rows ({share:.0%}) have no score ({what}), "
+                f"more than the {t.missing_share:.0%} threshold: the statistics describe "
                 "only part of the data.",
                 share,
                 t.missing_share,
+                total,
+                tuple(sorted(missing_indices)),
+                (4.0 if failed else 2.0) + share,
             )
         )
-    if n == 0:
+    if n < t.min_samples:
         return signs
 
     if higher_is_better:
         cut = lower + t.poor_score * span
-        poor = int(np.count_nonzero(arr < cut))
-        side = "below"
+        is_poor = arr < cut
+        detail = f"below {_fmt(cut)}"
     else:
         cut = upper - t.poor_score * span
-        poor = int(np.count_nonzero(arr > cut))
-        side = "above"
+        is_poor = arr > cut
+        detail = f"above {_fmt(cut)} (lower is better)"
+    poor = int(np.count_nonzero(is_poor))
     share = poor / n
     if share > t.poor_share:
         signs.append(
             RiskSign(
                 metric,
                 "poor_share",
-                f"{poor} of {n} samples ({share:.0%}) have {metric} {side} {_fmt(cut)} "
-                f"({'higher' if higher_is_better else 'lower'} is better), more than the "
+                f"{poor} of {n} samples ({share:.0%}) have {{metric}}, more than the "
                 f"{t.poor_share:.0%} threshold.",
                 share,
                 t.poor_share,
+                n,
+                tuple(sorted(int(i) for i in idx[is_poor])),
+                3.0 + share,
+                detail,
             )
         )
 
-    if n < t.min_samples:
-        return signs
+    if signs and signs[-1].kind == "poor_share":
+        return signs  # the poor samples are what a skew or spread would show
+    if n < 2 * t.min_samples or np.isin(arr, (lower, upper)).all():
+        return signs  # too few for a shape; 0/1 scores: the shape follows from the mean
     mean, median = float(arr.mean()), float(np.median(arr))
     gap = abs(mean - median) / span
     if gap > t.skew:
@@ -181,15 +322,18 @@ def risk_signs(
             RiskSign(
                 metric,
                 "skew",
-                f"The mean {_fmt(mean)} is {_fmt(abs(mean - median))} "
-                f"{'below' if pulled_down else 'above'} the median {_fmt(median)} "
-                f"({gap:.0%} of the range, threshold {t.skew:.0%}): a few "
+                f"{{metric}}: the mean {_fmt(mean)} of {n} samples is "
+                f"{_fmt(abs(mean - median))} {'below' if pulled_down else 'above'} the median "
+                f"{_fmt(median)} ({gap:.0%} of the range, threshold {t.skew:.0%}): a few "
                 f"{'poor' if worse else 'unusually good'} samples pull the mean; "
                 "read the median and the worst samples.",
                 gap,
                 t.skew,
+                n,
+                importance=1.0 + gap,
             )
         )
+        return signs  # one shape sign per metric: the skew says which way
     std = float(arr.std(ddof=1))
     rel = std / span
     if rel > t.spread:
@@ -197,10 +341,34 @@ def risk_signs(
             RiskSign(
                 metric,
                 "spread",
-                f"The standard deviation {_fmt(std)} is {rel:.0%} of the range (threshold "
-                f"{t.spread:.0%}): {metric} is inconsistent from sample to sample.",
+                f"{{metric}}: the standard deviation {_fmt(std)} of {n} samples is {rel:.0%} "
+                f"of the range (threshold {t.spread:.0%}): the scores are inconsistent from "
+                "sample to sample.",
                 rel,
                 t.spread,
+                n,
+                importance=rel,
             )
         )
     return signs
+
+
+def rank_signs(signs: Iterable[RiskSign]) -> list[RiskSign]:
+    """Merge signs that say the same of several metrics, most important first.
+
+    Two signs merge when they are of the same kind, rest on the same rows, point at the same
+    rows and quote the same numbers (``mrr``, ``map`` and ``hit_rate_at_1`` failing on the
+    same rows are one sign, each metric keeping its own cut). Order: rows that failed, poor
+    shares, undefined rows, skew, spread; within a kind, the farthest past its threshold
+    first; ties keep input order.
+    """
+    merged: dict[tuple[object, ...], RiskSign] = {}
+    for sign in signs:
+        key = (sign.kind, sign.n, sign.rows, sign.template, sign.importance)
+        if key in merged:
+            old = merged[key]
+            added = ((sign.metric, sign.detail), *sign.others)
+            merged[key] = dataclasses.replace(old, others=(*old.others, *added))
+        else:
+            merged[key] = sign
+    return sorted(merged.values(), key=lambda s: -s.importance)
