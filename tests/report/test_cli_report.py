@@ -54,16 +54,36 @@ def test_report_defaults_output_next_to_results(cli, results_file):
     assert results_file.with_suffix(".html").exists()
 
 
+def cli_doc(cli, results_file, tmp_path) -> str:
+    out = tmp_path / "default.html"
+    assert cli("report", results_file, "-o", out).exit_code == 0
+    return out.read_text()
+
+
 def test_report_with_baseline_and_risk_threshold(cli, results_file, writer, rd, tmp_path):
     base = writer("base.jsonl", shifted(rd, -0.1), rd.make_info())
     out = tmp_path / "r.html"
     res = cli(
-        "report", results_file, "-o", out, "--baseline", base, "--risk-threshold", "spread=0.9"
+        "report", results_file, "-o", out, "--baseline", base, "--risk-threshold", "poor_share=0.9"
     )
     assert res.exit_code == 0, res.output
     doc = out.read_text()
     assert 'id="baseline"' in doc
-    assert "The standard deviation" not in doc
+    assert "have faithfulness below" not in doc
+    assert "have faithfulness below" in cli_doc(cli, results_file, tmp_path)
+
+
+def test_report_takes_per_metric_thresholds_and_top_signs(cli, results_file, tmp_path):
+    out = tmp_path / "r.html"
+    args = ["report", results_file, "-o", out, "--top-signs", "1"]
+    res = cli(*args, "--risk-threshold", "faithfulness.poor_share=0.9")
+    assert res.exit_code == 0, res.output
+    doc = out.read_text()
+    assert "have noise_sensitivity above 0.50 (lower is better), more than" in doc
+    assert "faithfulness below 0.50" not in doc
+    summary = doc.split('id="summary"')[1].split('id="metrics"')[0]
+    assert summary.count('<li class="risk">') == 2  # one shown, one folded
+    assert "<details><summary>1 more sign</summary>" in summary
 
 
 @pytest.mark.parametrize(
@@ -72,6 +92,14 @@ def test_report_with_baseline_and_risk_threshold(cli, results_file, writer, rd, 
         (
             ["--risk-threshold", "spred=0.2"],
             "Unknown risk threshold 'spred'. Did you mean 'spread'?",
+        ),
+        (
+            ["--risk-threshold", "faithfulness.poor_scor=0.2"],
+            "Unknown risk threshold 'faithfulness.poor_scor'. Did you mean 'poor_score'?",
+        ),
+        (
+            ["--group-by", "metadata.nope"],
+            "Cannot group by 'metadata.nope': no row has a value there.",
         ),
         (["--risk-threshold", "spread"], "--risk-threshold expects name=value"),
     ],

@@ -25,6 +25,13 @@ def test_figure_for_returns_histogram_and_box_plot(results_file):
     assert box.lines  # whiskers, caps, median, mean marker
 
 
+def test_count_axis_has_integer_ticks(results_file):
+    fig = figure_for(results_file, "faithfulness")
+    fig.canvas.draw()
+    ticks = [t for t in fig.axes[0].get_yticks() if 0 <= t <= fig.axes[0].get_ylim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+
+
 def test_histogram_counts_only_defined_scores(results_file):
     fig = figure_for(load_run(results_file), "context_precision")
     assert sum(p.get_height() for p in fig.axes[0].patches) == 9

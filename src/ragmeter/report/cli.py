@@ -36,7 +36,8 @@ REPORT_EXAMPLES = """Examples:
 
   ragmeter report results.jsonl
   ragmeter report results.jsonl -o report.html --group-by metadata.category
-  ragmeter report new.jsonl --baseline old.jsonl --risk-threshold poor_share=0.1"""
+  ragmeter report new.jsonl --baseline old.jsonl --risk-threshold poor_share=0.1
+  ragmeter report results.jsonl --risk-threshold context_relevance.poor_score=0.05"""
 
 COMPARE_EXAMPLES = """Examples:
 
@@ -84,9 +85,20 @@ def report_command(
             "--risk-threshold",
             metavar="NAME=VALUE",
             help="Change a risk threshold: poor_score, poor_share, skew, spread, "
-            "missing_share, min_samples (e.g. --risk-threshold poor_share=0.1). Repeatable.",
+            "missing_share, min_samples, for every metric (--risk-threshold poor_share=0.1) "
+            "or one metric and those it prefixes (--risk-threshold "
+            "context_relevance.poor_score=0.05). Repeatable.",
         ),
     ] = None,
+    top_signs: Annotated[
+        int,
+        typer.Option(
+            "--top-signs",
+            min=1,
+            metavar="N",
+            help="Signs of risk shown first; the rest fold under 'N more signs'.",
+        ),
+    ] = 5,
     worst_n: Annotated[
         int, typer.Option("--worst", min=0, metavar="N", help="Worst samples shown per metric.")
     ] = 5,
@@ -107,6 +119,7 @@ def report_command(
             group_by=group_by,
             thresholds=thresholds,
             worst_n=worst_n,
+            top_signs=top_signs,
         )
     except (RagmeterError, ImportError) as exc:
         raise _fail(str(exc)) from None

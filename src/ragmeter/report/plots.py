@@ -1,4 +1,5 @@
-"""Histogram and box plot of a metric, with matplotlib (optional extra ``report``).
+"""Histogram and box plot of a metric, with matplotlib (optional extra ``report``), for
+notebooks and scripts (the HTML report draws its own compact SVG: :mod:`ragmeter.report.svg`).
 
 Figures are built with :class:`matplotlib.figure.Figure` directly, never through pyplot,
 so the caller's backend and global figure list are left alone; SVG is written with text
@@ -60,6 +61,7 @@ def plot_distribution(
     """
     matplotlib = _matplotlib()
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     with matplotlib.rc_context(_RC):
         # Constrained layout is only needed for group labels of varying width on the box
@@ -91,6 +93,7 @@ def plot_distribution(
             if any(data):
                 ax_hist.legend(fontsize=7, frameon=False, loc="best")
         ax_hist.set_xlim(lo, hi)
+        ax_hist.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: whole samples
         ax_hist.set_xlabel(f"{info.name} ({info.direction})")
         ax_hist.set_ylabel("samples")
         ax_hist.set_title("Histogram", fontsize=9)
