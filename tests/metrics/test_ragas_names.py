@@ -115,3 +115,41 @@ def test_resume_refuses_a_file_whose_context_precision_had_the_old_meaning(
     # Resuming without the changed name goes on.
     result = ragmeter.evaluate(data, ["k_precision"], out=out, resume=True, progress=False)
     assert result.summary["k_precision"].count == 3
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def peer_table() -> list[list[str]]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Coming from Ragas, DeepEval, Unitxt or RAGChecker", 1)[1]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| peer |"))
+    table = []
+    for line in lines[start + 2 :]:  # past the header and its rule
+        if not line.startswith("|"):
+            break
+        table.append([cell.strip() for cell in line.strip("|").split("|")])
+    return table
+
+
+def test_the_readme_maps_each_peers_metrics_to_registered_names() -> None:
+    import re
+
+    rows = peer_table()
+    assert {row[0] for row in rows} == {"Ragas", "DeepEval", "Unitxt", "RAGChecker"}
+    specs = registry.all_specs()
+    named = 0
+    for peer, _, ours, same in rows:
+        assert same.startswith(("yes", "no")), (peer, same)
+        for name in re.findall(r"`([a-z0-9_]+)`", ours):
+            if name.startswith("_"):  # "`noise_sensitivity_relevant` / `_irrelevant`"
+                continue
+            name = re.sub(r"_k$", "_1", name)  # recall_at_k: k in 1, 3, 5, 10
+            assert name in specs, (peer, name)
+            named += 1
+    assert named >= 30
+    # The names both peers use with other formulas point to the right one each.
+    by_peer = {(row[0], row[1]): row[2] for row in rows}
+    assert by_peer[("RAGChecker", "`context_precision`")] == "`context_claim_precision`"
+    assert by_peer[("RAGChecker", "`context_utilization`")] == "`context_claim_utilization`"
