@@ -53,7 +53,8 @@ details{margin:6px 0}summary{cursor:pointer;color:#2b7a78;font-weight:600}
 code,pre{font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;white-space:pre-wrap;
 overflow-wrap:anywhere}
 .sample{border:1px solid #dcdcde;border-radius:4px;padding:6px 10px;margin:8px 0}
-.sample dl{margin:4px 0}.sample dt{font-weight:600;margin-top:4px}.sample dd{margin:0 0 0 14px}
+.sample dl{margin:4px 0;display:grid;grid-template-columns:max-content minmax(0,1fr);
+gap:3px 12px}.sample dt{font-weight:600}.sample dd{margin:0}
 nav ul{columns:3;font-size:13px}.scroll{overflow-x:auto}
 """
 _CSS = _PAGE_CSS.replace("\n", "") + PLOT_CSS
@@ -214,8 +215,8 @@ def _no_sign(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> str:
 
 
 def _scalar(w: _Writer, value: Any) -> str:
-    if isinstance(value, str):
-        return f'<span class="txt">{w.t(value)}</span>'
+    if isinstance(value, str):  # kept line breaks need pre-wrap; other text wraps as is
+        return f'<span class="txt">{w.t(value)}</span>' if "\n" in value else w.t(value)
     if isinstance(value, Mapping):
         parts = [f"<b>{w.t(k, limit=80)}</b>: {_scalar(w, v)}" for k, v in value.items()]
         return "; ".join(parts[:_MAX_ITEMS])
@@ -384,7 +385,7 @@ def _group_section(
     w.add(
         '<h3>Mean by group</h3><div class="scroll"><table><thead><tr><th>metric</th>',
         *(
-            f"<th class=any>{w.t(label, limit=60)} <small>({len(sub.rows)})</small></th>"
+            f"<th class=any>{w.t(label, limit=60)} <small>({len(sub.rows)} rows)</small></th>"
             for label, sub in groups.items()
         ),
         "</tr></thead><tbody>",

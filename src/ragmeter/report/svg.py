@@ -105,10 +105,11 @@ def _box(values: Sequence[float], y: float, half: float, scale: float, x0: float
         f'M{_f(px(w_hi))} {_f(y - half / 2)}v{_f(half)}"/>',
         f'<rect class="b" x="{_f(px(q1))}" y="{_f(y - half)}" width="{_f(px(q3) - px(q1))}" '
         f'height="{_f(2 * half)}"/>',
-        f'<path class="md" d="M{_f(px(med))} {_f(y - half)}v{_f(2 * half)}"/>',
     ]
     mx = px(float(arr.mean()))
     out.append(f'<path class="mn" d="M{_f(mx)} {_f(y - 4)}l4 4-4 4-4-4z"/>')
+    # the median last: seen across the mean's diamond when they meet (one score, ties)
+    out.append(f'<path class="md" d="M{_f(px(med))} {_f(y - half)}v{_f(2 * half)}"/>')
     outliers = sorted({_f(px(v)) for v in arr[(arr < w_lo) | (arr > w_hi)]}, key=float)
     if outliers:
         dots = "".join(f"M{x} {_f(y)}m-2 0a2 2 0 1 0 4 0a2 2 0 1 0-4 0" for x in outliers)
