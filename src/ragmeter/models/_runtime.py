@@ -6,11 +6,14 @@ Nothing here imports a heavy library at module import time.
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import os
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from types import ModuleType
+from typing import Any, TypeVar
 
 from ragmeter.errors import ModelUnavailableError
 
@@ -20,6 +23,7 @@ __all__ = [
     "default_threads",
     "enable_offline_hub",
     "encodable",
+    "import_spacy",
     "require_torch_stack",
     "sha256_of",
     "torch_setup",
@@ -93,6 +97,49 @@ def require_torch_stack(what: str) -> None:
         raise ModelUnavailableError(
             f"{what} needs {' and '.join(missing)}. Install it with: pip install 'ragmeter[lm]'"
         )
+
+
+class _NoTorchHere(importlib.abc.MetaPathFinder):
+    """Makes ``import torch`` (and its submodules) fail in one thread; other threads are
+    not affected."""
+
+    def __init__(self) -> None:
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name.partition(".")[0] == "torch" and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden while spaCy loads)")
+        return None
+
+
+def import_spacy() -> ModuleType:
+    """``import spacy`` without importing torch.
+
+    thinc, spaCy's machine-learning library, probes for torch once, when ``thinc.compat``
+    is first imported (``try: import torch ... except ImportError: has_torch = False``): with
+    torch installed, loading spaCy's small English pipeline (numpy and blis layers, nothing
+    from torch) would import torch and its CUDA probe for nothing. thinc has no setting to
+    skip the probe, so while ``spacy`` (and with it ``thinc.compat``) is imported, a finder
+    first on ``sys.meta_path`` (the import system's documented hook) raises
+    ModuleNotFoundError for ``torch`` in this thread only; it is removed right after, and
+    other threads (a torch model loading beside spaCy) import torch as usual. The cost:
+    thinc's PyTorch shims are off in this process, so a spaCy pipeline with torch layers
+    (spacy-transformers) would not load; ragmeter loads none. When torch or thinc is
+    already imported, nothing is hidden.
+
+    Raises ImportError when spaCy is not installed.
+    """
+    if "torch" in sys.modules or "thinc.compat" in sys.modules:
+        import spacy
+
+        return spacy
+    finder = _NoTorchHere()
+    sys.meta_path.insert(0, finder)
+    try:
+        import spacy
+    finally:
+        sys.meta_path.remove(finder)
+    return spacy
 
 
 def encodable(texts: Sequence[str]) -> list[str]:

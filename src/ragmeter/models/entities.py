@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.errors import ModelUnavailableError, not_installed
-from ragmeter.models._runtime import cached_model, encodable
+from ragmeter.models._runtime import cached_model, encodable, import_spacy
 
 __all__ = ["SPACY_MODEL", "extract_entities", "normalize_entity", "spacy_unavailable"]
 
@@ -83,7 +83,7 @@ def spacy_unavailable() -> str | None:
 
 def _load_spacy() -> Any:
     try:
-        import spacy
+        spacy = import_spacy()
     except ImportError as error:
         raise ModelUnavailableError(
             "Offline entity extraction needs spaCy. Install it with: pip install 'ragmeter[ner]'"

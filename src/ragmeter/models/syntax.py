@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.models._runtime import cached_model, encodable
+from ragmeter.models._runtime import cached_model, encodable, import_spacy
 from ragmeter.models.entities import SPACY_MODEL
 
 __all__ = ["PARSER_METHOD", "lemma", "load_parser", "parse"]
@@ -23,7 +23,7 @@ PARSER_METHOD = f"spacy:{SPACY_MODEL} (tagger+parser)"
 
 def _load() -> Any:
     try:
-        import spacy
+        spacy = import_spacy()
     except ImportError as error:
         raise ModelUnavailableError(
             "Offline atomic claims need spaCy. Install it with: pip install 'ragmeter[ner]'"
