@@ -99,17 +99,3 @@ def test_no_fallback_note_when_spacy_is_installed(tmp_path):
     res = runner.invoke(app, ["evaluate", str(EXAMPLE), "-m", "context_entity_recall"])
     assert res.exit_code == 0, res.output
     assert "regex fallback" not in res.output
-
-
-def test_context_relevance_without_torch_stops_before_scoring_naming_the_extra(tmp_path):
-    # Asked for by name: the run stops before scoring with the extra to install (in the
-    # default metric set it is skipped with the same reason, in the run record's "skipped").
-    # This holds while context relevance runs on torch (the [lm] extra).
-    out = tmp_path / "r.jsonl"
-    proc = _cli_without(
-        ["torch", "transformers"],
-        ["evaluate", str(EXAMPLE), "-m", "context_relevance", "--out", str(out)],
-    )
-    assert proc.returncode == 2, proc.stderr
-    assert "pip install 'ragmeter[lm]'" in " ".join(proc.stderr.split())
-    assert not out.exists()
