@@ -309,7 +309,7 @@ def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion(
     # A fresh process as far as models go (another test may have loaded SmolLM2 already,
     # with another cache dir): the conversion must happen, and land, in this test's cache dir.
     monkeypatch.setattr(_runtime, "_MODELS", {})
-    source = resolve_relevance_model("offline")
+    source = resolve_relevance_model("smollm2", runtime="torch")
     scorer = QuestionLikelihood(source)
     question = "When was the Eiffel Tower completed?"
     contexts = [
@@ -324,7 +324,7 @@ def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion(
     # The chat header and the instruction are computed once, not once per pair.
     assert scorer.loaded.tokenizer.decode(scorer._shared_prefix().ids).endswith("content:")
     # The converted model is now in the user cache dir: the next process loads it from there.
-    again = resolve_relevance_model("offline")
+    again = resolve_relevance_model("smollm2", runtime="torch")
     assert again.location is not None and Path(again.location, "config.json").is_file()
     from ragmeter.models.lm_scorer import _load
 

