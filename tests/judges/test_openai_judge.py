@@ -44,6 +44,7 @@ def _clean(server: TestServer) -> None:
         fault_on_calls=(),
         faults=("429", "500", "503", "hang", "drop", "malformed", "wrong_count"),
         reject_json_schema=False,
+        reject_json_schema_status=400,
         retry_after=0.05,
         hang_seconds=5.0,
     )
@@ -158,9 +159,14 @@ def test_an_empty_judge_id_is_refused(server, tmp_path) -> None:
         make(server, tmp_path, judge_id=" ")
 
 
-def test_json_schema_rejection_falls_back_to_json_mode_once_per_judge(server, tmp_path) -> None:
-    server.configure(reject_json_schema=True)
-    judge = make(server, tmp_path, cache=None)
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_refused_json_schema_falls_back_once_to_json_mode_with_the_schema(
+    server, tmp_path, status
+) -> None:
+    # 500 is llama-cpp-python's answer (0.3.x): its validation error names response_format.
+    server.configure(reject_json_schema=True, reject_json_schema_status=status)
+    usage = Usage()
+    judge = make(server, tmp_path, cache=None, usage=usage)
 
     async def go():
         try:
@@ -173,7 +179,46 @@ def test_json_schema_rejection_falls_back_to_json_mode_once_per_judge(server, tm
     stats = server.stats()
     assert stats["rejected_formats"] == 1
     assert stats["chat_calls"] == 2
-    assert judge.describe()["response_format"] == "json_object"
+    assert stats["formats"] == {"json_schema": 1, "json_object+schema": 2}
+    assert usage.calls == 3 and usage.retries == 0 and usage.failures == 0
+    assert judge.describe()["response_format"] == "json_object_schema"
+
+
+def test_concurrent_refusals_of_json_schema_step_down_one_mode_only(server, tmp_path) -> None:
+    server.configure(reject_json_schema=True, reject_json_schema_status=500, latency=0.05)
+    judge = make(server, tmp_path, cache=None, max_concurrency=4)
+    requests = [
+        AnalyzeRequest(
+            question=None,
+            answer=f"Bell lived in Boston in {1870 + i}.",
+            wants=frozenset({"answer_claims"}),
+        )
+        for i in range(6)
+    ]
+
+    async def go():
+        try:
+            return await asyncio.gather(*(judge.analyze(r) for r in requests))
+        finally:
+            await judge.aclose()
+
+    analyses = run(go())
+    assert [a.answer_claims for a in analyses] == [(r.answer,) for r in requests]
+    # Up to 4 requests were in flight with json_schema; each refusal is one step at most.
+    assert 1 <= server.stats()["rejected_formats"] <= 4
+    assert judge.describe()["response_format"] == "json_object_schema"
+
+
+def test_a_server_error_that_does_not_name_the_format_is_retried_not_stepped_down(
+    server, tmp_path
+) -> None:
+    server.configure(fault_on_calls=(1,), faults=("500",))
+    usage = Usage()
+    judge = make(server, tmp_path, cache=None, usage=usage)
+    run(_analyze_and_close(judge))
+    assert usage.retries == 1
+    assert server.stats()["formats"] == {"json_schema": 2}
+    assert judge.describe()["response_format"] == "json_schema"
 
 
 def test_an_invalid_reply_is_retried_once_with_the_problem_stated(server, tmp_path) -> None:

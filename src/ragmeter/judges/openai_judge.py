@@ -2,8 +2,11 @@
 
 One request per task per sample: ``analyze`` (claims, entities, questions) and ``verify``
 (every claim of every block against its premises). Replies are asked for as strict JSON
-schema output, with a fallback to JSON mode (then to no response format) when the server
-rejects it; the fallback is remembered for the judge's lifetime.
+schema output. A server that refuses that format (a 400/422 about it, or a 500 naming
+``response_format``, as llama-cpp-python's server answers) is asked again with the next one:
+JSON mode carrying the schema (``{"type": "json_object", "schema": ...}``, llama.cpp's
+servers), plain JSON mode, then no response format. The step is taken once per refused mode
+(concurrent refusals of one mode step down once) and remembered for the judge's lifetime.
 
 Every reply is validated against its schema and its input. A reply that does not fit is sent
 back once with the problem stated; a second bad reply raises :class:`JudgeReplyError`. So does
@@ -50,7 +53,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
-_MODES = ("json_schema", "json_object", "none")
+_MODES = ("json_schema", "json_object_schema", "json_object", "none")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 #: Answers that no retry and no other row can change: the key, the access, the model or route.
 _REFUSALS = (401, 403, 404)
@@ -191,9 +194,18 @@ class OpenAIJudge:
                 "type": "json_schema",
                 "json_schema": {"name": name, "schema": schema, "strict": True},
             }
+        if self._mode == "json_object_schema":
+            return {"type": "json_object", "schema": schema}
         if self._mode == "json_object":
             return {"type": "json_object"}
         return None
+
+    def _body(self, messages: list[dict[str, str]], name: str, schema: dict) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
+        fmt = self._response_format(name, schema)
+        if fmt is not None:
+            body["response_format"] = fmt
+        return body
 
     def _http_error(self, status: int, message: str) -> JudgeError:
         hint = {
@@ -225,38 +237,39 @@ class OpenAIJudge:
         while True:
             if self._unavailable is not None:
                 raise JudgeUnavailableError(str(self._unavailable))
-            fmt = self._response_format(name, schema)
-            kwargs: dict[str, Any] = {"model": self.model, "messages": messages, **self.params}
-            if fmt is not None:
-                kwargs["response_format"] = fmt
             kind: FailureKind
             status: int | None = None
             retry_after: float | None = None
+            sent_mode = self._mode
             try:
                 async with semaphore:
                     if self._unavailable is not None:  # it went while this one waited
                         raise JudgeUnavailableError(str(self._unavailable))
+                    # The format is read as the request goes out: a refusal answered while
+                    # this one waited has already stepped it down.
+                    sent_mode = self._mode
+                    body = self._body(messages, name, schema)
                     self.usage.calls += 1
                     # The SDK's custom-request route: the body is plain JSON already, so the
                     # typed-parameter transform (milliseconds per call) is skipped.
                     # ``timeout`` bounds the whole call, not each read: a server that drips a
                     # byte at a time cannot hold it longer.
                     response = await asyncio.wait_for(
-                        self._post(client, kwargs), timeout=self.timeout
+                        self._post(client, body), timeout=self.timeout
                     )
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 problem = _error_message(exc)
-                if status in (400, 422) and self._mode != "none" and _about_format(problem):
-                    previous = self._mode
-                    self._mode = _MODES[_MODES.index(previous) + 1]
-                    log.info(
-                        "Judge %s rejected response_format %s (HTTP %s); using %s from now on.",
-                        self.name,
-                        previous,
-                        status,
-                        self._mode,
-                    )
+                if sent_mode != "none" and _format_refused(status, problem):
+                    if self._mode == sent_mode:  # not already stepped down by another request
+                        self._mode = _MODES[_MODES.index(sent_mode) + 1]
+                        log.info(
+                            "Judge %s: response_format %s refused (HTTP %s); now using %s.",
+                            self.name,
+                            sent_mode,
+                            status,
+                            self._mode,
+                        )
                     continue
                 kind = "status"
                 retry_after = parse_retry_after(exc.response.headers)
@@ -541,6 +554,15 @@ def _reply_text(response: Any) -> str:
     message = choices[0].get("message")
     content = message.get("content") if isinstance(message, dict) else None
     return content if isinstance(content, str) else ""
+
+
+def _format_refused(status: int, message: str) -> bool:
+    """Whether an error answers the response format (then the next mode is tried): a 400/422
+    about it, or a 500 naming the ``response_format`` field, as llama-cpp-python's server
+    answers a type it does not know (its request validation error, wrapped as a 500)."""
+    if status in (400, 422):
+        return _about_format(message)
+    return status == 500 and "response_format" in message
 
 
 def _about_format(message: str) -> bool:

@@ -55,6 +55,12 @@ _WORD = re.compile(r"[a-z0-9]+")
 _NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ENTITY = re.compile(r"\b(?:[A-Z][\w'\-]*)(?:\s+(?:of|the|de|and)?\s*[A-Z][\w'\-]*)*")
+#: What llama-cpp-python's server (0.3.x) answers a json_schema response format: its
+#: request validation error, wrapped as an HTTP 500.
+_LLAMA_CPP_REFUSAL = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
+)
 _NONCOMMITTAL = re.compile(
     r"\b(i don'?t know|i do not know|not sure|cannot answer|can'?t answer|no idea|unclear)\b", re.I
 )
@@ -127,6 +133,9 @@ class ServerConfig:
     retry_after: float = 0.05
     hang_seconds: float = 5.0
     reject_json_schema: bool = False
+    #: How a refused json_schema is answered: 400 with an OpenAI-style message, or 500 with
+    #: the request validation error that llama-cpp-python's server (0.3.x) sends.
+    reject_json_schema_status: int = 400
     #: Chat call numbers (1-based, counted since the last reset) that get a fault, in addition
     #: to the random share; the kind cycles through ``faults``.
     fault_on_calls: tuple[int, ...] = ()
@@ -158,6 +167,9 @@ class _Stats:
     rejected_formats: int = 0
     refused_calls: int = 0
     faults: dict[str, int] = field(default_factory=dict)
+    #: Chat requests by response_format: its type, '+schema' when it carries a 'schema'
+    #: key (llama.cpp's JSON mode with a schema), 'none' without one.
+    formats: dict[str, int] = field(default_factory=dict)
     _mark: float = 0.0
 
 
@@ -530,11 +542,20 @@ class _Handler(BaseHTTPRequestHandler):
             status = cfg.refuse_status
             self._send(status, {"error": {"message": f"Simulated HTTP {status} (refusal)"}})
             return
-        fmt = (body.get("response_format") or {}).get("type")
+        response_format = body.get("response_format") or {}
+        fmt = response_format.get("type")
+        shape = f"{fmt}+schema" if "schema" in response_format else str(fmt or "none")
+        with state.lock:
+            state.stats.formats[shape] = state.stats.formats.get(shape, 0) + 1
         if cfg.reject_json_schema and fmt == "json_schema":
             with state.lock:
                 state.stats.rejected_formats += 1
-            self._send(400, {"error": {"message": "response_format json_schema is not supported"}})
+            if cfg.reject_json_schema_status == 500:
+                error = {"message": _LLAMA_CPP_REFUSAL, "type": "internal_server_error"}
+                self._send(500, {"error": error})
+            else:
+                message = "response_format json_schema is not supported"
+                self._send(400, {"error": {"message": message}})
             return
         state.begin()
         try:
