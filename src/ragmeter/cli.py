@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ragmeter import cli_verifier as nli
-from ragmeter.errors import ConfigError, RagmeterError, require_extra
+from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
 
@@ -289,8 +289,6 @@ def evaluate(
                 "--out - (standard output) works with the local engine and without --resume: "
                 "give --out a file to resume a run or to run on Ray."
             )
-        if report is not None:
-            require_extra("report", ("matplotlib",), "--report")
         if group_by is not None:
             if report is None:
                 raise ConfigError("--group-by groups the report: add --report FILE.")
