@@ -20,6 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The team's data folder, beside the checkout (the package assumes none: --data).
+DATA = ROOT.parent / "shared" / "data"
 try:
     import ragmeter  # noqa: F401
 except ImportError:  # a source checkout without an install
@@ -44,6 +46,7 @@ from ragmeter.metaeval.stats import (  # noqa: E402
 from ragmeter.metrics.base import Settings  # noqa: E402
 
 __all__ = [
+    "DATA",
     "SUITES",
     "Correlation",
     "SuiteOptions",
@@ -68,7 +71,7 @@ def parser_for(suite: str) -> argparse.ArgumentParser:
     parser.add_argument("--metrics", default=None, help="comma-separated metrics")
     parser.add_argument("--limit", type=int, default=None, help="only the first N items")
     parser.add_argument("--out", type=Path, default=None, help="write SUITE.md and SUITE.json")
-    parser.add_argument("--data", type=Path, default=None, help="shared data folder")
+    parser.add_argument("--data", type=Path, default=DATA, help=f"data folder (default {DATA})")
     parser.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
     return parser
 

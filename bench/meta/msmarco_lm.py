@@ -35,6 +35,9 @@ from ragmeter.metaeval.common import shared_data_dir
 from ragmeter.metaeval.msmarco import load
 from ragmeter.metaeval.stats import auroc, pairwise_accuracy
 
+#: The team's data folder, beside the checkout.
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
 PROMPTS = {
     "unitxt": ("Generate a question based on the given content: {c}\n", "{q}"),
     "passage": ("Passage: {c}\nQuery:", " {q}"),
@@ -147,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2,gemma")
     parser.add_argument("--limit", type=int, default=None, help="first N queries")
-    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--data", type=Path, default=DATA, help=f"data folder (default {DATA})")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -28,6 +28,9 @@ from ragmeter.metaeval.ragchecker import ASPECTS, delta_correlation, load
 from ragmeter.metrics.lexical import LexicalFamily
 from ragmeter.types import Sample
 
+#: The team's data folder, beside the checkout.
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
 PAIRS = (
     ("token_precision", "new_token_precision"),
     ("token_recall", "new_token_recall"),
@@ -41,7 +44,7 @@ def _pearson(deltas: np.ndarray, labels: np.ndarray) -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--data", type=Path, default=DATA, help=f"data folder (default {DATA})")
     parser.add_argument("--draws", type=int, default=2000)
     args = parser.parse_args(argv)
     pairs, _ = load(shared_data_dir(args.data))

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import ROOT, SuiteOptions, SuiteResult, markdown_table, run_suite
+from common import DATA, ROOT, SuiteOptions, SuiteResult, markdown_table, run_suite
 
 SUITES = ("verifier", "lfqa", "ragchecker", "msmarco", "wikieval", "trec", "unitxt")
 #: The lexical features (the verifier without its model), for the lexical-only fit.
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "validity.md")
     parser.add_argument("--json-dir", type=Path, default=None, help="also keep each suite's JSON")
     parser.add_argument("--skip", default="", help="comma-separated suites to leave out")
-    parser.add_argument("--data", type=Path, default=None, help="shared data folder")
+    parser.add_argument("--data", type=Path, default=DATA, help=f"data folder (default {DATA})")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -10,7 +10,6 @@ import pytest
 from typer.testing import CliRunner
 
 from ragmeter.cli import app
-from ragmeter.metaeval.cli import _lfqa_options
 from ragmeter.metaeval.common import SuiteOptions
 from ragmeter.metrics.base import Settings
 
@@ -47,31 +46,31 @@ def lfqa_folder(root: Path) -> Path:
     return root
 
 
-def test_the_verifier_options_reach_the_lfqa_script():
-    settings = Settings(
-        base_url="http://127.0.0.1:9/v1",
-        verifier="nli:/models/checker",
-        verifier_label="LABEL_1",
-        verifier_threshold=0.3,
-        device="cpu",
-        allow_download=True,
-    )
-    assert _lfqa_options(settings, Path("/data")) == [
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--verifier",
-        "nli:/models/checker",
-        "--verifier-label",
-        "LABEL_1",
-        "--verifier-threshold",
-        "0.3",
-        "--device",
-        "cpu",
-        "--data",
-        "/data",
-        "--allow-download",
-    ]
-    assert _lfqa_options(Settings(), None) == []
+def test_the_verifier_options_reach_the_lfqa_suite(tmp_path, monkeypatch):
+    from ragmeter.metaeval import lfqa
+
+    seen: list[tuple[str, Settings]] = []
+
+    def run(answers, *, judge, settings, log):
+        seen.append((judge, settings))
+        return {"results": {}, "seconds": {}}
+
+    monkeypatch.setattr(lfqa, "run", run)
+    data = lfqa_folder(tmp_path / "shared")
+    options = ["--base-url", "http://127.0.0.1:9/v1", "--verifier", "nli:/models/checker"]
+    options += ["--verifier-label", "LABEL_1", "--verifier-threshold", "0.3", "--device", "cpu"]
+    options += ["--data", str(data), "--allow-download"]
+    res = CliRunner().invoke(app, ["meta-eval", "lfqa", *options])
+    assert res.exit_code == 0, res.output
+    [(judge, settings)] = seen
+    assert judge == "offline"
+    assert settings.base_url == "http://127.0.0.1:9/v1"
+    assert settings.verifier == "nli:/models/checker"
+    assert settings.verifier_label == "LABEL_1"
+    assert settings.verifier_threshold == 0.3
+    assert settings.device == "cpu"
+    assert settings.allow_download is True
+    assert "LFQA meta-evaluation (all questions, 18 answers)" in res.output
 
 
 def test_suites_name_the_verifier_beside_the_judge():

@@ -66,10 +66,11 @@ def test_limit_must_be_positive(app, shared):
     assert res.exit_code == 2
 
 
-def test_lfqa_measures_an_llm_judge_sentence_by_sentence(app, tmp_path, monkeypatch):
+def test_lfqa_measures_an_llm_judge_sentence_by_sentence(app, shared, tmp_path, monkeypatch):
     monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "out"
     args = ["meta-eval", "lfqa", "--judge", "openai:test-model", "--limit", "1", "--out", str(out)]
+    args += ["--data", str(shared / "data")]
     with TestServer() as server:
         res = CliRunner().invoke(app, [*args, "--base-url", server.base_url])
         assert res.exit_code == 0, res.output
@@ -94,3 +95,27 @@ def test_lfqa_rejects_metrics_and_offline_only_options(app):
     res = CliRunner().invoke(app, ["meta-eval", "lfqa", "--metrics", "faithfulness"])
     assert res.exit_code == 2
     assert "fixed set of metrics" in res.output
+
+
+def test_without_a_data_folder_the_error_says_to_pass_data(app, monkeypatch, tmp_path):
+    monkeypatch.delenv("RAGMETER_SHARED_DATA", raising=False)
+    monkeypatch.chdir(tmp_path)  # no folder is looked for relative to where ragmeter runs
+    for suite in ("trec", "lfqa"):
+        res = CliRunner().invoke(app, ["meta-eval", suite])
+        assert res.exit_code == 2, res.output
+        assert "needs its data folder: pass --data DIR" in res.output
+        assert "trec_eval_reference/qrels.test" in res.output  # the layout it expects
+
+
+def test_the_documented_layout_names_every_file_the_suites_read():
+    from ragmeter.metaeval import SUITES, lfqa, msmarco, ragchecker, trec, unitxt, wikieval
+    from ragmeter.metaeval.common import DATA_LAYOUT
+
+    assert set(DATA_LAYOUT) == {*SUITES, "lfqa"}
+    assert msmarco.FILE in DATA_LAYOUT["msmarco"]
+    assert wikieval.FILE in DATA_LAYOUT["wikieval"]
+    assert DATA_LAYOUT["ragchecker"].startswith(ragchecker.FOLDER + "/")
+    assert DATA_LAYOUT["trec"].startswith(trec.FOLDER + "/")
+    assert unitxt.PARITY_FILE in DATA_LAYOUT["unitxt"]
+    assert unitxt.CORPUS_FILE in DATA_LAYOUT["unitxt"]
+    assert DATA_LAYOUT["lfqa"].startswith(lfqa.FOLDER + "/")

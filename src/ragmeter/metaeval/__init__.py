@@ -1,13 +1,18 @@
 """Meta-evaluation: how far each metric agrees with human judgments and reference tools.
 
-Each suite reads public data by path from the shared data folder (never shipped with the
-package) and returns a :class:`SuiteResult` with a Markdown table and JSON:
+Each suite reads public data by path from a data folder the caller names (``--data DIR`` or
+``$RAGMETER_SHARED_DATA``; the data is never shipped with the package; its layout is
+:data:`ragmeter.metaeval.common.DATA_LAYOUT`) and returns a :class:`SuiteResult` with a
+Markdown table and JSON:
 
 - ``ragchecker``: claim and token metrics vs RAGChecker's pairwise human preferences;
 - ``msmarco``: context relevance, MS MARCO selected passage vs hard negative;
 - ``wikieval``: faithfulness, answer and context relevance on labelled WikiEval pairs;
 - ``trec``: ranking metrics vs trec_eval's reference output (exact);
 - ``unitxt``: lexical and id-based metrics vs Unitxt's own scores (exact).
+
+``ragmeter meta-eval lfqa`` (:mod:`ragmeter.metaeval.lfqa`) measures faithfulness metrics
+against LFQA-Verification's human sentence labels.
 
 >>> from ragmeter.metaeval import SUITES
 >>> sorted(SUITES)
@@ -35,7 +40,7 @@ SUITES: dict[str, str] = {
 def run_suite(
     name: str, data_dir: str | Path | None = None, options: SuiteOptions | None = None
 ) -> SuiteResult:
-    """Run one suite on the shared data folder (see :func:`shared_data_dir`)."""
+    """Run one suite on the data folder ``data_dir`` (see :func:`shared_data_dir`)."""
     if name not in SUITES:
         import difflib
 
@@ -43,7 +48,7 @@ def run_suite(
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
             f"Unknown suite {name!r}.{hint} Suites: {', '.join(SUITES)}; the CLI also takes "
-            "'all' (these) and 'lfqa' (bench/meta/lfqa.py of a checkout)."
+            "'all' (these) and 'lfqa' (ragmeter.metaeval.lfqa)."
         )
     module = importlib.import_module(SUITES[name])
     return module.run(shared_data_dir(data_dir), options or SuiteOptions())

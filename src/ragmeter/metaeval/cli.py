@@ -3,9 +3,11 @@
 ``ragmeter meta-eval SUITE [--judge J] [--verifier V] [--metrics a,b] [--limit N] [--out DIR]
 [--data DIR]`` prints the suite's Markdown table and, with ``--out``, writes ``SUITE.md`` and
 ``SUITE.json`` there. ``SUITE`` is one of :data:`ragmeter.metaeval.SUITES`, ``all`` (each of
-them in turn), or ``lfqa``, which lives in ``bench/meta/lfqa.py`` of a source checkout and is
-run from there (with ``--judge openai:MODEL`` or ``--verifier nli:PATH`` it scores that
-judge's or verifier's faithfulness sentence by sentence). ``--verifier`` and its options are
+them in turn), or ``lfqa`` (:mod:`ragmeter.metaeval.lfqa`; with ``--judge openai:MODEL`` or
+``--verifier nli:PATH`` it scores that judge's or verifier's faithfulness sentence by
+sentence). ``--data DIR`` (or ``$RAGMETER_SHARED_DATA``) is the folder of public data the
+suites read (:data:`ragmeter.metaeval.common.DATA_LAYOUT`); nothing is assumed about where
+ragmeter runs from. ``--verifier`` and its options are
 ``ragmeter evaluate``'s: any verifier is measured the same way.
 
 Exit codes: 0 done, 1 an exactness suite (``trec``, ``unitxt``) found a disagreement, 2 bad
@@ -14,9 +16,8 @@ input or options.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+import json
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -28,32 +29,6 @@ from ragmeter.settings import Settings
 
 EXIT_DISAGREES = 1
 EXIT_USAGE = 2
-LFQA_SCRIPT = Path("bench") / "meta" / "lfqa.py"
-
-
-def _lfqa_script() -> Path | None:
-    """``bench/meta/lfqa.py`` of the current directory or of this source checkout."""
-    here = Path(__file__).resolve().parents[3] / LFQA_SCRIPT
-    for candidate in (Path.cwd() / LFQA_SCRIPT, here):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def _lfqa_options(settings: Settings, data: Path | None) -> list[str]:
-    """``bench/meta/lfqa.py``'s arguments for the run options it takes."""
-    cmd: list[str] = []
-    for flag, value in (
-        ("--base-url", settings.base_url),
-        ("--verifier", settings.verifier if settings.verifier != "judge" else None),
-        ("--verifier-label", settings.verifier_label),
-        ("--verifier-threshold", settings.verifier_threshold),
-        ("--device", settings.device),
-        ("--data", data),
-    ):
-        if value is not None:
-            cmd += [flag, str(value)]
-    return cmd + (["--allow-download"] if settings.allow_download else [])
 
 
 def _run_lfqa(
@@ -64,30 +39,25 @@ def _run_lfqa(
     settings: Settings,
     data: Path | None = None,
 ) -> int:
-    script = _lfqa_script()
-    if script is None:
-        raise ConfigError(
-            "The lfqa suite is a script of the source checkout (bench/meta/lfqa.py) and was not "
-            "found. Run 'ragmeter meta-eval lfqa' from the project root of a checkout."
-        )
+    """The ``lfqa`` suite (:mod:`ragmeter.metaeval.lfqa`): print its table; with ``out``,
+    write ``lfqa.md`` and ``lfqa.json`` there."""
     if metrics:
         raise ConfigError("The lfqa suite measures a fixed set of metrics; drop --metrics.")
-    cmd = [sys.executable, str(script), "--judge", judge, *_lfqa_options(settings, data)]
-    if limit is not None:
-        cmd += ["--limit", str(limit)]
+    from ragmeter.metaeval import lfqa
+    from ragmeter.metaeval.common import shared_data_dir
+
+    answers = lfqa.load_answers(shared_data_dir(data) / lfqa.FOLDER)
+    answers = lfqa.per_system_limit(answers, limit)
+    started = time.perf_counter()
+    report = lfqa.run(answers, judge=judge, settings=settings, log=lambda _: None)
+    report.update(split="all", limit=limit, total_seconds=time.perf_counter() - started)
+    text = f"{lfqa.title('all', len(answers))}\n\n{lfqa.markdown(report)}\n"
+    typer.echo(text, nl=False)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        cmd += ["--json", str(out / "lfqa.json")]
-    env = dict(os.environ)
-    src = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src, env.get("PYTHONPATH")) if p)
-    done = subprocess.run(cmd, env=env, check=False, capture_output=True, text=True)
-    typer.echo(done.stdout, nl=False)
-    if done.returncode != 0:
-        typer.echo(done.stderr, err=True, nl=False)
-    if out is not None and done.returncode == 0:
-        (out / "lfqa.md").write_text(done.stdout, encoding="utf-8")
-    return done.returncode
+        (out / "lfqa.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+        (out / "lfqa.md").write_text(text, encoding="utf-8")
+    return 0
 
 
 def register(app: typer.Typer) -> None:
@@ -117,7 +87,8 @@ def register(app: typer.Typer) -> None:
         data: Annotated[
             Path | None,
             typer.Option(
-                help="Shared data folder (default $RAGMETER_SHARED_DATA, else ../shared/data)."
+                help="The meta-evaluation data folder (default $RAGMETER_SHARED_DATA); "
+                "its layout is in the README, 'Meta-evaluation data'."
             ),
         ] = None,
         base_url: Annotated[

@@ -23,27 +23,43 @@ from ragmeter.settings import Settings
 
 log = logging.getLogger("ragmeter.metaeval")
 
-#: Environment variable naming the shared data folder.
+#: Environment variable naming the data folder, when ``--data`` is not given.
 DATA_ENV = "RAGMETER_SHARED_DATA"
-#: Default shared data folder, relative to the current directory (the project root).
-DEFAULT_DATA = Path("..") / "shared" / "data"
+#: What the data folder holds, suite by suite (the README's "Meta-evaluation data" section).
+DATA_LAYOUT = {
+    "ragchecker": "ragchecker_meta_eval/human_labeled_data.json, baseline_ragchecker.json",
+    "msmarco": "trulens_msmarco_context_relevance/ms_marco_hard_neg_balanced.csv",
+    "wikieval": "wikieval/wikieval_original_10_samples.jsonl",
+    "trec": "trec_eval_reference/qrels.test, results.test, out.test.aq",
+    "unitxt": "unitxt_parity.jsonl, unitxt_parity_corpus.json",
+    "lfqa": "lfqa_verification/docs/docs-{human,webgpt}.json, "
+    "lfqa_verification/annotations/annotations-SYSTEM.json",
+}
 
 
 def shared_data_dir(path: str | Path | None = None) -> Path:
-    """The folder holding the meta-evaluation data.
+    """The folder holding the meta-evaluation data: ``path``, else ``$RAGMETER_SHARED_DATA``.
 
-    ``path`` when given, else ``$RAGMETER_SHARED_DATA``, else ``../shared/data`` relative
-    to the current directory. Raises :class:`DataError` when the folder does not exist.
+    Nothing is assumed about where ragmeter runs from: without either, or when the folder
+    does not exist, a :class:`DataError` says what to pass and what the folder holds
+    (:data:`DATA_LAYOUT`).
     """
-    chosen = path if path is not None else os.environ.get(DATA_ENV) or DEFAULT_DATA
+    chosen = path if path is not None else os.environ.get(DATA_ENV)
+    if not chosen:
+        raise DataError(
+            "The meta-evaluation needs its data folder: pass --data DIR (or set "
+            f"{DATA_ENV}). {_LAYOUT_HINT}"
+        )
     where = Path(chosen).expanduser()
     if not where.is_dir():
         raise DataError(
             f"The meta-evaluation data folder {str(where)!r} does not exist. Pass --data DIR "
-            f"or set {DATA_ENV} to the folder that holds README.md and the suites' folders "
-            "(by default ../shared/data relative to the current directory)."
+            f"or set {DATA_ENV} to the folder that holds the suites' data. {_LAYOUT_HINT}"
         )
     return where.resolve()
+
+
+_LAYOUT_HINT = "It holds, per suite: " + "; ".join(f"{k}: {v}" for k, v in DATA_LAYOUT.items())
 
 
 def data_file(data_dir: Path, relative: str) -> Path:
