@@ -1,13 +1,15 @@
-"""A local OpenAI-compatible server for tests and benchmarks. Not a model: a simulator.
+"""A local OpenAI-compatible server for tests (yours and ours) and benchmarks. Not a model: a
+simulator, public as :class:`ragmeter.testing.TestServer`.
 
 It answers ragmeter's own prompts deterministically and plausibly, so runs against it give
 real, non-trivial scores through the real HTTP path:
 
-- claims are the sentences of the text it is given; entities are runs of capitalised words and
-  numbers; generated questions are built from the answer's sentences; an answer is
-  noncommittal when it says it does not know;
-- a premise entails a claim when it holds at least 70 % of the claim's content words and
-  every number in it.
+- claims are the sentences of the text it is given; entities are runs of capitalised words
+  (leading words of :data:`ragmeter.text.NOT_NAMES` dropped) and numbers
+  (:data:`ragmeter.text.NUMBER_RE`); generated questions are built from the answer's
+  sentences; an answer is noncommittal when it says it does not know;
+- a premise entails a claim when it holds at least 70 % of the claim's content words (words
+  not in :data:`ragmeter.text.STOP_WORDS`) and every number in it.
 
 Routes: ``POST /v1/chat/completions``, ``POST /v1/embeddings`` (hashed bag-of-words vectors,
 L2-normalised; base64 float32 when ``encoding_format`` asks for it), ``GET /v1/models``,
@@ -46,13 +48,14 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "ServerConfig", "TestServer", "count_tokens", "main"]
+from ragmeter.text import NOT_NAMES, NUMBER_RE, STOP_WORDS
+
+__all__ = ["FAULT_KINDS", "HashingEmbedder", "ServerConfig", "TestServer", "count_tokens", "main"]
 
 FAULT_KINDS = ("429", "500", "503", "hang", "drop", "malformed", "wrong_count")
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _WORD = re.compile(r"[a-z0-9]+")
-_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _ENTITY = re.compile(r"\b(?:[A-Z][\w'\-]*)(?:\s+(?:of|the|de|and)?\s*[A-Z][\w'\-]*)*")
 #: What llama-cpp-python's server (0.3.x) answers a json_schema response format: its
@@ -64,14 +67,6 @@ _LLAMA_CPP_REFUSAL = (
 _NONCOMMITTAL = re.compile(
     r"\b(i don'?t know|i do not know|not sure|cannot answer|can'?t answer|no idea|unclear)\b", re.I
 )
-_STOP_WORDS = (
-    "a an the of in on at to for from by with and or but is are was were be been being it its "
-    "this that these those as into than then there their they he she his her we our you your "
-    "i me my not no do does did has have had which who whom what when where why how about"
-)
-_STOP = frozenset(_STOP_WORDS.split())
-_LEADING_WORDS = "The A An It This That These Those He She They We I In On At For"
-_LEADING = frozenset(_LEADING_WORDS.split())
 
 
 def count_tokens(text: str) -> int:
@@ -84,11 +79,11 @@ def _sentences(text: str) -> list[str]:
 
 
 def _content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return {w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS}
 
 
 def _numbers(text: str) -> set[str]:
-    return {n.replace(",", "") for n in _NUMBER.findall(text)}
+    return {n.replace(",", "") for n in NUMBER_RE.findall(text)}
 
 
 def entails(premise: str, claim: str) -> bool:
@@ -105,11 +100,11 @@ def entities(text: str) -> list[str]:
     out: list[str] = []
     for match in _ENTITY.finditer(text):
         words = match.group(0).split()
-        while words and words[0] in _LEADING:
+        while words and words[0] in NOT_NAMES:
             words = words[1:]
         if words:
             out.append(" ".join(words))
-    out.extend(_NUMBER.findall(text))
+    out.extend(NUMBER_RE.findall(text))
     return list(dict.fromkeys(out))
 
 
