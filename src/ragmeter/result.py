@@ -10,19 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import did_you_mean, require_extra
+from ragmeter.io.paths import sidecar_path
 from ragmeter.redact import redact_value
 from ragmeter.scoring.statistics import Summary
 from ragmeter.types import FIELDS, MetricSpec, RowResult, Usage
 
-SIDECAR_SUFFIX = ".run.json"
-
 #: Input fields ``to_pandas(inputs=True)`` adds, in this order (``id`` is already there).
 INPUT_COLUMNS: tuple[str, ...] = tuple(name for name in FIELDS if name != "question_id")
-
-
-def sidecar_path(results_path: str | Path) -> Path:
-    """Where a results file's run record lives: ``<results path>.run.json``."""
-    return Path(str(results_path) + SIDECAR_SUFFIX)
 
 
 def spec_record(spec: MetricSpec) -> dict[str, Any]:

@@ -22,10 +22,31 @@ from typing import Any
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["STDOUT", "check_outputs", "is_stdout", "make_parent", "results_lock"]
+__all__ = [
+    "SIDECAR_SUFFIX",
+    "STDOUT",
+    "check_outputs",
+    "is_stdout",
+    "make_parent",
+    "results_lock",
+    "sidecar_path",
+]
 
 #: The path that means standard output.
 STDOUT = "-"
+#: What a results file's run record adds to its path.
+SIDECAR_SUFFIX = ".run.json"
+
+
+def sidecar_path(results: str | os.PathLike[str]) -> Path:
+    """Where the run record of the results file ``results`` lives: ``<results>.run.json``.
+
+    Examples
+    --------
+    >>> sidecar_path("out/results.jsonl").as_posix()
+    'out/results.jsonl.run.json'
+    """
+    return Path(f"{os.fspath(results)}{SIDECAR_SUFFIX}")
 
 
 def is_stdout(value: Any) -> bool:

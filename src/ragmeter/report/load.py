@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError, did_you_mean
+from ragmeter.io.paths import sidecar_path
 from ragmeter.io.results import read_results, scan_results
 from ragmeter.run_record import read_sidecar, results_expect
 from ragmeter.scoring.statistics import Summary, summarize
@@ -49,11 +50,6 @@ def infer_higher_is_better(metric: str) -> bool:
     if metric in _LOWER_IS_BETTER_NAMES:
         return False
     return not metric.startswith(_LOWER_IS_BETTER_PREFIXES)
-
-
-def sidecar_path(results: str | os.PathLike[str]) -> Path:
-    """Where the run information of ``results`` lives: ``<results>.run.json``."""
-    return Path(f"{os.fspath(results)}.run.json")
 
 
 @dataclass(frozen=True, slots=True)
