@@ -6,8 +6,6 @@ from typer.testing import CliRunner
 
 from ragmeter.report.cli import register
 
-pytest.importorskip("matplotlib")
-
 
 @pytest.fixture(scope="module")
 def app() -> typer.Typer:

@@ -6,8 +6,6 @@ from html.parser import HTMLParser
 
 import pytest
 
-pytest.importorskip("matplotlib")
-
 from ragmeter.errors import DataError
 from ragmeter.report.html import render_report, write_report
 from ragmeter.report.load import Run, load_run

@@ -1,14 +1,16 @@
 """Reports of a run: statistics, risk signs, plots, HTML, comparison of two runs.
 
 Reads a run's results (a RunResult or a results ``.jsonl`` with its ``.run.json``
-sidecar); never sees a judge. Plots need the ``report`` extra (matplotlib).
+sidecar); never sees a judge. The HTML report needs no plotting library (its plots are
+hand-written SVG); :func:`figure_for` (matplotlib figures for notebooks) needs the ``report``
+extra.
 """
 
 from ragmeter.report.compare import Comparison, MetricComparison, compare_runs
 from ragmeter.report.html import render_report, write_report
 from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run
 from ragmeter.report.plots import figure_for
-from ragmeter.report.risk import RiskSign, RiskThresholds, risk_signs
+from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
 
 __all__ = [
     "Comparison",
@@ -22,6 +24,7 @@ __all__ = [
     "compare_runs",
     "figure_for",
     "load_run",
+    "rank_signs",
     "render_report",
     "risk_signs",
     "write_report",
