@@ -6,6 +6,8 @@
     ├── ConfigError            bad options: unknown metric, bad k, bad --column spec
     ├── DataError              input that cannot be read at all (file, line, column)
     │   └── MissingColumnError a metric needs a column the dataset lacks entirely
+    ├── UnknownMetricError     a metric asked of a run, result or comparison that lacks it
+    │                          (also a ConfigError, a DataError and a KeyError)
     ├── JudgeError             a judge could not be reached or configured
     │   ├── JudgeReplyError    a judge reply failed validation after the retry
     │   └── JudgeUnavailableError  the judge refuses or cannot be reached: the run stops
@@ -47,6 +49,35 @@ class DataError(RagmeterError, ValueError):
 
 class MissingColumnError(DataError):
     """A requested metric needs a field that no column of the dataset provides."""
+
+
+class UnknownMetricError(ConfigError, DataError, KeyError):
+    """A metric was asked of a run, a result or a comparison that does not hold it.
+
+    The name came from the caller (a :class:`ConfigError`), the run from the data (a
+    :class:`DataError`), and ``result["name"]`` is a mapping lookup (a :class:`KeyError`):
+    whichever of these a caller catches, it catches this. Made by :func:`unknown_metric`.
+    """
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+def unknown_metric(
+    name: str, known: Iterable[str], *, where: str = "this run"
+) -> UnknownMetricError:
+    """The error for metric ``name`` missing from ``where``: close names, then those it has.
+
+    Examples
+    --------
+    >>> print(unknown_metric("mrrr", ["mrr", "map"]))
+    Metric 'mrrr' is not in this run. Did you mean 'mrr'? Metrics in this run: mrr, map.
+    """
+    known = list(known)
+    return UnknownMetricError(
+        f"Metric {name!r} is not in {where}.{did_you_mean(name, known)} "
+        f"Metrics in {where}: {', '.join(known) or 'none'}."
+    )
 
 
 class JudgeError(RagmeterError):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import did_you_mean, require_extra
+from ragmeter.errors import require_extra, unknown_metric
 from ragmeter.io.paths import sidecar_path
 from ragmeter.redact import redact_value
 from ragmeter.scoring.statistics import Summary
@@ -77,10 +77,7 @@ class RunResult:
 
     def _check_metric(self, metric: str) -> None:
         if metric not in self.specs:
-            hint = did_you_mean(metric, self.specs)
-            raise KeyError(
-                f"Metric {metric!r} is not in this run.{hint} Metrics: {', '.join(self.metrics)}."
-            )
+            raise unknown_metric(metric, self.metrics)
 
     def to_pandas(self, *, inputs: bool = False) -> Any:
         """One row per sample: index, id, one column per metric, reasons and failures.

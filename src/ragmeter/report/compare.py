@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, DataError, did_you_mean
+from ragmeter.errors import ConfigError, DataError, unknown_metric
 from ragmeter.report.load import MetricInfo, Row, Run, as_run
 from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
 
@@ -117,11 +117,7 @@ class Comparison:
         try:
             return self.metrics[metric]
         except KeyError:
-            hint = did_you_mean(metric, self.metrics)
-            known = ", ".join(self.metrics) or "none"
-            raise ConfigError(
-                f"Metric {metric!r} is not in both runs.{hint} Compared metrics: {known}."
-            ) from None
+            raise unknown_metric(metric, self.metrics, where="both runs") from None
 
     def worse_than(self, metric: str, delta: float) -> GateResult:
         """Check ``b`` is not worse than ``a`` on ``metric`` by more than ``delta``.

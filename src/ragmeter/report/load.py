@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import DataError, did_you_mean
+from ragmeter.errors import DataError, unknown_metric
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.results import read_results, scan_results
 from ragmeter.run_record import read_sidecar, results_expect
@@ -221,11 +221,7 @@ class Run:
         try:
             return self.metrics[name]
         except KeyError:
-            hint = did_you_mean(name, self.metrics)
-            known = ", ".join(self.metrics) or "none"
-            raise DataError(
-                f"Metric {name!r} is not in this run.{hint} The run has: {known}."
-            ) from None
+            raise unknown_metric(name, self.metrics) from None
 
     # -- values ---------------------------------------------------------------------------
     def column(self, metric: str) -> Column:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.errors import ConfigError, did_you_mean
+from ragmeter.errors import ConfigError, unknown_metric
 
 __all__ = ["assert_scores"]
 
@@ -47,11 +47,7 @@ def assert_scores(result: Any, /, **bounds: float) -> None:
             raise ConfigError(f"The bound for {metric!r} must be a number. Got {bound!r}.")
         info = run.metric(metric) if metric in run.metrics else None
         if info is None:
-            hint = did_you_mean(metric, run.metrics)
-            raise ConfigError(
-                f"assert_scores: metric {metric!r} is not in this result.{hint} "
-                f"It has: {', '.join(run.metrics) or 'no metric'}."
-            )
+            raise unknown_metric(metric, run.metrics, where="this result")
         values = run.values(metric)
         undefined, failed = run.counts(metric)
         counts = f"n={len(values)}, {undefined} undefined, {failed} failed"
