@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.metaeval.common import SuiteOptions, SuiteResult, shared_data_dir
 
 #: Suite name -> module with ``run(data_dir, options) -> SuiteResult``.
@@ -42,10 +42,7 @@ def run_suite(
 ) -> SuiteResult:
     """Run one suite on the data folder ``data_dir`` (see :func:`shared_data_dir`)."""
     if name not in SUITES:
-        import difflib
-
-        close = difflib.get_close_matches(name, SUITES, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, [*SUITES, "all", "lfqa"])
         raise ConfigError(
             f"Unknown suite {name!r}.{hint} Suites: {', '.join(SUITES)}; the CLI also takes "
             "'all' (these) and 'lfqa' (ragmeter.metaeval.lfqa)."
