@@ -121,6 +121,15 @@ def _questions(answer: str, n: int) -> list[str]:
 
 @dataclass(slots=True)
 class ServerConfig:
+    """How the test server behaves; ``TestServer(**fields)`` or ``POST /config`` sets them.
+
+    ``latency`` seconds before each reply; on a share ``fault_rate`` of chat calls (drawn
+    with ``seed``), or on the call numbers in ``fault_on_calls``, one of ``faults``
+    (:data:`FAULT_KINDS`): 429 with ``Retry-After: retry_after``, 500, 503, a hang of
+    ``hang_seconds``, a dropped connection, malformed JSON or a wrong number of items.
+    ``reject_json_schema`` refuses ``json_schema`` response formats.
+    """
+
     latency: float = 0.0
     fault_rate: float = 0.0
     faults: tuple[str, ...] = FAULT_KINDS
