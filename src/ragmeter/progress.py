@@ -58,7 +58,7 @@ class Progress(Protocol):
 
 class CallbackProgress:
     """Calls ``function(done, total)`` on every advance (at most every ``interval`` seconds
-    when one is given) and once at the end."""
+    when one is given), and at the end when the last call did not show the last count."""
 
     def __init__(self, function: ProgressFunction, total: int | None, interval: float = 0.0):
         self.function = function
@@ -66,15 +66,21 @@ class CallbackProgress:
         self.interval = interval
         self.done = 0.0
         self._last = -float("inf")
+        self._shown: float | None = None
 
     def advance(self, rows: float) -> None:
         self.done += rows
         now = time.monotonic()
         if now - self._last >= self.interval:
             self._last = now
-            self.function(self.done, self.total)
+            self._call()
 
     def stop(self) -> None:
+        if self._shown != self.done:
+            self._call()
+
+    def _call(self) -> None:
+        self._shown = self.done
         self.function(self.done, self.total)
 
 
@@ -116,6 +122,8 @@ class RichBar:
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
+            # rich leaves a notebook's widget at its last timed refresh: draw the last count.
+            self._progress.refresh()
             self._progress.stop()
 
 
