@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +71,48 @@ def test_text_that_is_not_valid_utf8_is_scored_not_raised(model) -> None:
     long = "Paris is in France. " * 40 + "Lone \ud800 surrogate. " + "Berlin is in Germany. " * 40
     found = model.probabilities([(long, "Paris is in \ud800 France.")])
     assert 0.0 <= found.entailment[0] <= 1.0
+
+
+def test_concurrent_callers_are_batched_together_and_each_gets_its_own_pairs(model) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    claims = [
+        "Mars has two moons.",
+        "Mars has no moons.",
+        "Phobos was discovered in 1877.",
+        "Deimos is a moon of Jupiter.",
+    ] * 4
+    alone = [model.window_probabilities([(PREMISE, c)]) for c in claims]
+    calls: list[int] = []
+    run = model._session.run
+
+    def counting_run(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(len(args[1]["input_ids"]))
+        time.sleep(0.05)  # the other callers arrive while this call runs
+        return run(*args, **kwargs)
+
+    model._session.run = counting_run
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            together = list(pool.map(lambda c: model.window_probabilities([(PREMISE, c)]), claims))
+    finally:
+        del model._session.run
+    for a, t in zip(alone, together, strict=True):
+        np.testing.assert_allclose(t, a, atol=1e-6)
+    assert sum(calls) == len(claims)
+    assert len(calls) < len(claims)  # some callers' pairs ran in one call
+
+
+def test_a_failed_batch_raises_in_every_caller_it_held() -> None:
+    from ragmeter.models.claim_verifier import _RowBatcher
+
+    class Broken:
+        def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            raise RuntimeError("onnxruntime failed")
+
+    batcher = _RowBatcher(Broken())
+    with pytest.raises(RuntimeError, match="onnxruntime failed"):
+        batcher.logits([([101, 7, 102], [0, 0, 0])], batch_size=4)
+    # the batcher is free again after a failure
+    with pytest.raises(RuntimeError, match="onnxruntime failed"):
+        batcher.logits([([101, 8, 102], [0, 0, 0])], batch_size=4)

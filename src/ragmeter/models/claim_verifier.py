@@ -5,6 +5,8 @@ The model ships inside the package (``ragmeter/models/data/claim-verifier``: ``m
 trains and exports it. Given (premise, claim) pairs it returns, per pair, the probabilities
 of entailment, neutral and contradiction.
 
+Concurrent callers share onnxruntime calls (their pairs run together, length-sorted).
+
 A premise longer than the model's window (``max_tokens`` with the claim) is cut into
 windows of whole sentences that overlap by one sentence; the claim is checked against each
 window and the pair takes the window where entailment is most likely (with that window's
@@ -85,7 +87,94 @@ def _split_sentences(text: str) -> list[str]:
     return split_sentences(text) or ([text] if text.strip() else [])
 
 
-def _load(folder: Path, threads: int) -> tuple[object, object, threading.Lock]:
+Row = tuple[list[int], list[int]]
+
+
+class _RowBatcher:
+    """Runs the rows (token ids, type ids) of concurrent callers together.
+
+    One onnxruntime call at a time per session: a caller that finds the session busy
+    leaves its rows and waits; the next leader takes every waiting caller's rows, sorts
+    them by length and runs them in chunks of ``batch_size``. Bigger, length-sorted
+    batches cost less per pair than each caller's few pairs alone, and a row's logits do
+    not depend on its batch-mates (padding is masked).
+    """
+
+    def __init__(self, session: object) -> None:
+        self._session = session
+        self._ready = threading.Condition()
+        self._waiting: list[_Request] = []
+        self._busy = False
+
+    def logits(self, rows: list[Row], batch_size: int) -> np.ndarray:
+        request = _Request(rows)
+        with self._ready:
+            self._waiting.append(request)
+            while not request.done and self._busy:
+                self._ready.wait()
+            if request.done:
+                return request.result()
+            self._busy = True
+            taken, self._waiting = self._waiting, []
+        try:
+            _run_requests(self._session, taken, batch_size)
+        finally:
+            with self._ready:
+                self._busy = False
+                self._ready.notify_all()
+        return request.result()
+
+
+class _Request:
+    __slots__ = ("done", "error", "logits", "rows")
+
+    def __init__(self, rows: list[Row]) -> None:
+        self.rows = rows
+        self.logits = np.zeros((len(rows), len(LABELS)))
+        self.done = False
+        self.error: BaseException | None = None
+
+    def result(self) -> np.ndarray:
+        if self.error is not None:
+            raise self.error
+        return self.logits
+
+
+def _run_requests(session: object, requests: list[_Request], batch_size: int) -> None:
+    """Fill every request's logits (or its error), the rows of all of them run together."""
+    owners = [(r, k) for r in requests for k in range(len(r.rows))]
+    order = sorted(range(len(owners)), key=lambda i: len(owners[i][0].rows[owners[i][1]][0]))
+    try:
+        for start in range(0, len(order), batch_size):
+            chosen = [owners[i] for i in order[start : start + batch_size]]
+            out = _session_logits(session, [r.rows[k] for r, k in chosen])
+            for (r, k), row in zip(chosen, out, strict=True):
+                r.logits[k] = row
+    except BaseException as exc:
+        for r in requests:
+            r.error = exc
+        raise
+    finally:
+        for r in requests:
+            r.done = True
+
+
+def _session_logits(session: object, rows: list[Row]) -> np.ndarray:
+    width = max(len(ids) for ids, _ in rows)
+    ids = np.zeros((len(rows), width), dtype=np.int64)
+    types = np.zeros_like(ids)
+    mask = np.zeros_like(ids)
+    for r, (row_ids, row_types) in enumerate(rows):
+        ids[r, : len(row_ids)] = row_ids
+        types[r, : len(row_types)] = row_types
+        mask[r, : len(row_ids)] = 1
+    (logits,) = session.run(  # type: ignore[attr-defined]
+        ["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    )
+    return np.asarray(logits, dtype=np.float64)
+
+
+def _load(folder: Path, threads: int) -> tuple[object, object, _RowBatcher]:
     model = folder / "model.onnx"
     tokenizer_file = folder / "tokenizer.json"
     if not model.is_file() or not tokenizer_file.is_file():
@@ -108,8 +197,8 @@ def _load(folder: Path, threads: int) -> tuple[object, object, threading.Lock]:
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokenizer.no_padding()
     tokenizer.no_truncation()
-    # One lock per session (instances share a session through ``cached_model``).
-    return session, tokenizer, threading.Lock()
+    # One batcher per session (instances share a session through ``cached_model``).
+    return session, tokenizer, _RowBatcher(session)
 
 
 class ClaimVerifierModel:
@@ -145,7 +234,7 @@ class ClaimVerifierModel:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads or default_threads()
-        self._session, self._tokenizer, self._lock = cached_model(
+        self._session, self._tokenizer, self._batcher = cached_model(
             "claim-verifier",
             f"{self.folder}|{self.threads}",
             lambda: _load(self.folder, self.threads),
@@ -184,21 +273,6 @@ class ClaimVerifierModel:
 
     # -- scoring ------------------------------------------------------------------------
 
-    def _logits(self, rows: list[tuple[list[int], list[int]]]) -> np.ndarray:
-        width = max(len(ids) for ids, _ in rows)
-        ids = np.zeros((len(rows), width), dtype=np.int64)
-        types = np.zeros_like(ids)
-        mask = np.zeros_like(ids)
-        for r, (row_ids, row_types) in enumerate(rows):
-            ids[r, : len(row_ids)] = row_ids
-            types[r, : len(row_types)] = row_types
-            mask[r, : len(row_ids)] = 1
-        with self._lock:  # one call at a time: concurrent calls only fight over the cores
-            (logits,) = self._session.run(
-                ["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-            )
-        return np.asarray(logits, dtype=np.float64)
-
     def window_probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Softmax probabilities (pairs x 3, :data:`LABELS` order) of (premise, claim) pairs
         taken as they are (the premise cut at ``max_tokens`` if too long)."""
@@ -217,11 +291,7 @@ class ClaimVerifierModel:
                 ids = ids[:keep] + ids[first_sep:]
                 types = types[:keep] + types[first_sep:]
             rows.append((ids, types))
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-        logits = np.zeros((len(rows), len(LABELS)))
-        for k in range(0, len(order), self.batch_size):
-            chosen = order[k : k + self.batch_size]
-            logits[chosen] = self._logits([rows[i] for i in chosen])
+        logits = self._batcher.logits(rows, self.batch_size)
         shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
         return shifted / shifted.sum(axis=1, keepdims=True)
 
