@@ -174,3 +174,22 @@ main()
     )
     assert done.returncode == 0, done.stderr
     assert "Converting tensors" not in done.stderr and "it/s" not in done.stderr
+
+
+def test_evaluate_runs_in_a_notebook_cell_where_the_kernel_runs_a_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from ragmeter import runner
+
+    monkeypatch.setattr(runner, "in_notebook", lambda: True)
+    data = [{"answer": "cat dog", "contexts": ["cat"]}]
+
+    async def cell() -> Any:  # a notebook cell: the kernel's loop is running
+        return ragmeter.evaluate(data, ["k_precision"], progress=False)
+
+    assert asyncio.run(cell())["k_precision"] == [0.5]
+    monkeypatch.setattr(runner, "in_notebook", lambda: False)  # a server: refused
+    with pytest.raises(RuntimeError, match="aevaluate"):
+        asyncio.run(cell())

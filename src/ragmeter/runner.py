@@ -16,6 +16,7 @@ import tempfile
 from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from itertools import islice
 from pathlib import Path
@@ -40,6 +41,7 @@ from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
 from ragmeter.progress import (
     Progress,
     ProgressFunction,
+    in_notebook,
     library_bars_off,
     make_progress,
     reporting_to,
@@ -103,29 +105,33 @@ def evaluate(
         Keep every row's result in ``RunResult.rows``. With ``False`` (the CLI with ``--out``)
         rows are only streamed to ``out`` and memory stays flat; summaries are the same.
     """
+    run = aevaluate(
+        data,
+        metrics,
+        column_map=column_map,
+        judge=judge,
+        settings=settings,
+        out=out,
+        report=report,
+        progress=progress,
+        resume=resume,
+        keep_rows=keep_rows,
+    )
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        pass
-    else:
+        return asyncio.run(run)
+    if not in_notebook():
+        run.close()
         raise RuntimeError(
-            "evaluate() was called inside a running event loop (a notebook or a server). "
-            "Use 'await ragmeter.aevaluate(...)' there instead."
+            "evaluate() was called inside a running event loop (a server, or another "
+            "asyncio program): it would block that loop. Use 'await ragmeter.aevaluate(...)' "
+            "there instead."
         )
-    return asyncio.run(
-        aevaluate(
-            data,
-            metrics,
-            column_map=column_map,
-            judge=judge,
-            settings=settings,
-            out=out,
-            report=report,
-            progress=progress,
-            resume=resume,
-            keep_rows=keep_rows,
-        )
-    )
+    # A notebook's kernel runs a loop in this thread, and a cell blocks anyway: run this
+    # one in a worker thread and wait for it, as users of other tools call evaluate() there.
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-evaluate") as pool:
+        return pool.submit(asyncio.run, run).result()
 
 
 async def aevaluate(
