@@ -26,7 +26,7 @@ At answer level: Spearman and Kendall per system (averaged over the six) and poo
 At sentence level: Spearman and Kendall pooled over the 3,993 sentences (a sentence's score is
 the mean over its claims). ``ragmeter meta-eval lfqa --data DIR`` prints the table;
 ``bench/meta/lfqa.py`` adds the team's variants (the MiniLM verifier, leave-one-system-out
-refits, question splits). Needs scipy.
+refits, question splits).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.metaeval.common import data_file
+from ragmeter.metaeval.stats import correlation
 
 __all__ = [
     "FOLDER",
@@ -126,18 +127,14 @@ def per_system_limit(answers: Sequence[Answer], limit: int | None) -> list[Answe
 
 
 def _corr(x: Sequence[float | None], y: Sequence[float]) -> dict[str, float | None]:
-    """Spearman and Kendall over the items whose score is defined (``None`` left out)."""
-    from scipy.stats import kendalltau, spearmanr
-
-    keep = [i for i, v in enumerate(x) if v is not None]
-    xs = np.asarray([x[i] for i in keep], dtype=float)
-    ys = np.asarray([y[i] for i in keep], dtype=float)
-    if len(xs) < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
+    """Spearman and Kendall (tau-b) over the items whose score is defined (``None`` left
+    out); both ``None`` with fewer than three items or a constant side."""
+    xs = [v for v in x if v is not None]
+    ys = [h for v, h in zip(x, y, strict=True) if v is not None]
+    if len(xs) < 3:
         return {"spearman": None, "kendall": None}
-    return {
-        "spearman": float(spearmanr(xs, ys).statistic),
-        "kendall": float(kendalltau(xs, ys).statistic),
-    }
+    found = correlation(xs, ys)
+    return {"spearman": found.spearman, "kendall": found.kendall}
 
 
 def correlations(
