@@ -1,0 +1,122 @@
+"""Context relevance on onnxruntime (no torch) against the torch path, on MS MARCO's 400 passages.
+
+For each packaged GGUF model in ``--models``, in one run:
+
+1. ONNX: the one-time conversion (timed in a fresh cache dir with ``--fresh``), then the
+   TruLens MS MARCO suite's pairs (``--limit`` queries x their selected passage and hard
+   negative, 400 pairs for all 200) scored in one call, as the ``context_relevance`` family
+   does; and
+   whether a pair's score is the same alone, in the batch and in reversed order.
+2. torch float32 (transformers, Unitxt's numerics) on the same pairs; with
+   ``--torch-auto N`` also today's default numerics (bfloat16 on CPUs with native bfloat16)
+   on the first N pairs, for speed.
+3. Side by side: pairs/s of each (wall, and an estimate for idle cores from CPU time: the
+   machine is shared), max and mean |ONNX - torch float32| (target <= 1e-4), and each one's
+   pairwise accuracy (the selected passage above its negative; ties count half).
+
+Run from the project root::
+
+    PYTHONPATH=src python bench/context_relevance_onnx.py
+    PYTHONPATH=src python bench/context_relevance_onnx.py --models gemma3-270m --limit 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from offline_models import DATA, THREADS, idle_rate, load_pairs, timed
+
+from ragmeter.models.lm_scorer import load_question_likelihood
+
+
+def pair_scores(scorer: Any, triples: list[tuple[str, str, str]]) -> tuple[np.ndarray, float]:
+    """Raw per-pair scores (positive, negative per query) in one ``score`` call, and wall
+    seconds (the ``context_relevance`` family makes exactly this call, then rounds)."""
+    contexts = [c for _, pos, neg in triples for c in (pos, neg)]
+    questions = [q for q, _, _ in triples for _ in (0, 1)]
+    scores, seconds = timed(lambda: scorer.score(contexts, questions))
+    return np.array(scores), seconds
+
+
+def accuracy(scores: np.ndarray) -> float:
+    pairs = scores.reshape(-1, 2)
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs)
+    return wins / len(pairs)
+
+
+def rate(label: str, pairs: int, seconds: float) -> str:
+    return f"  {label:30s} {pairs / seconds:7.2f} pairs/s {idle_rate(pairs, THREADS)}"
+
+
+def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.Namespace) -> None:
+    pairs = 2 * len(triples)
+    print(f"\n== {model}: {len(triples)} queries, {pairs} pairs, threads {THREADS}")
+    onnx = load_question_likelihood(model, runtime="onnx")
+    _, load = timed(lambda: onnx.score(["warm up"], ["warm up?"]))
+    about = onnx.loaded.about
+    print(
+        f"  ONNX load {load:.1f} s (conversion {about['seconds']} s when it was converted; "
+        f"{about['config']['architecture']}, {about['config']['layers']} layers)"
+    )
+    fast, t_onnx = pair_scores(onnx, triples)
+    line_onnx = rate("onnxruntime float32", pairs, t_onnx)
+    contexts = [c for _, pos, neg in triples for c in (pos, neg)][: args.alone]
+    questions = [q for q, _, _ in triples for _ in (0, 1)][: args.alone]
+    alone = [onnx.score([c], [q])[0] for c, q in zip(contexts, questions, strict=True)]
+    backwards = onnx.score(contexts[::-1], questions[::-1])[::-1]
+    same = alone == list(fast[: len(alone)]) == backwards
+    torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
+    _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
+    print(f"  torch load {load:.1f} s (converts the GGUF with transformers the first time)")
+    exact, t_torch = pair_scores(torch32, triples)
+    line_torch = rate("torch float32", pairs, t_torch)
+    print(line_onnx)
+    print(line_torch)
+    if args.torch_auto:
+        scorer = load_question_likelihood(model, runtime="torch", dtype="auto")
+        scorer.score(["warm up"], ["warm up?"])
+        subset = triples[: max(1, args.torch_auto // 2)]
+        _, t_auto = pair_scores(scorer, subset)
+        print(
+            rate(f"torch auto ({scorer.dtype}), {2 * len(subset)} pairs", 2 * len(subset), t_auto)
+        )
+    gap = np.abs(fast - exact)
+    print(
+        f"  |onnx - torch float32| over {pairs} pairs: max {gap.max():.1e}, mean {gap.mean():.1e}"
+        f" (target <= 1e-4: {'met' if gap.max() <= 1e-4 else 'NOT met'})"
+    )
+    print(f"  a pair's ONNX score alone = in the batch = reversed ({len(alone)} pairs): {same}")
+    print(
+        f"  pairwise accuracy: onnx {accuracy(fast):.3f}, torch float32 {accuracy(exact):.3f}"
+        f" over {len(triples)} queries"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="smollm2,gemma3-270m", help="packaged model keys")
+    parser.add_argument("--limit", type=int, default=200, help="MS MARCO queries (max 200)")
+    parser.add_argument("--alone", type=int, default=16, help="pairs scored one by one")
+    parser.add_argument("--torch-auto", type=int, default=0, help="pairs in torch's default")
+    parser.add_argument("--fresh", action="store_true", help="convert in a fresh cache dir")
+    parser.add_argument("--data", type=Path, default=DATA)
+    args = parser.parse_args()
+    if args.limit < 1 or args.alone < 1:
+        parser.error("--limit and --alone must be >= 1.")
+    if args.fresh:
+        os.environ["RAGMETER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ragmeter-bench-")
+    triples = load_pairs(args.data, args.limit)
+    for model in [m.strip() for m in args.models.split(",") if m.strip()]:
+        started = time.perf_counter()
+        bench_model(model, triples, args)
+        print(f"  ({time.perf_counter() - started:.0f} s for this model)")
+
+
+if __name__ == "__main__":
+    main()
