@@ -81,7 +81,8 @@ class CallbackProgress:
 
     def _call(self) -> None:
         self._shown = self.done
-        self.function(self.done, self.total)
+        # shares of 1/3 of a row do not add up to whole rows exactly in floating point
+        self.function(round(self.done, 9), self.total)
 
 
 class RichBar:
