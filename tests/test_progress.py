@@ -193,3 +193,16 @@ def test_evaluate_runs_in_a_notebook_cell_where_the_kernel_runs_a_loop(
     monkeypatch.setattr(runner, "in_notebook", lambda: False)  # a server: refused
     with pytest.raises(RuntimeError, match="aevaluate"):
         asyncio.run(cell())
+
+
+def test_hugging_face_bars_are_off_during_a_run_and_restored_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hub = pytest.importorskip("huggingface_hub.utils")
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    hub.enable_progress_bars()
+    with P.library_bars_off(tqdm=False):
+        assert hub.are_progress_bars_disabled()
+        assert P.os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert not hub.are_progress_bars_disabled()
+    assert "HF_HUB_DISABLE_PROGRESS_BARS" not in P.os.environ
