@@ -27,7 +27,7 @@ class ScriptedScorer:
 
     name = "scripted"
 
-    def __init__(self, events: list[tuple[str, float]], *, bar: bool = False) -> None:
+    def __init__(self, events: list[tuple[str, int]], *, bar: bool = False) -> None:
         self.events = events
         self.bar = bar
 
@@ -49,8 +49,8 @@ def rows(n: int) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def scripted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
-    events: list[tuple[str, float]] = []
+def scripted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    events: list[tuple[str, int]] = []
     monkeypatch.setattr(
         context_relevance, "load_question_likelihood", lambda *a, **k: ScriptedScorer(events)
     )
@@ -58,7 +58,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float]]:
 
 
 def test_a_model_metric_advances_chunk_by_chunk_within_one_batch(scripted: list) -> None:
-    def seen(done: float, total: int | None) -> None:
+    def seen(done: int, total: int | None) -> None:
         scripted.append(("progress", done))
         assert total == 20
 
@@ -81,7 +81,7 @@ def test_a_judge_metric_advances_row_by_row() -> None:
         analyze=Analysis(answer_claims=("a",), reference_claims=()),
         verify=Verification(matrices=(((True,),),)),
     )
-    done: list[float] = []
+    done: list[int] = []
     ragmeter.evaluate(
         rows(5),
         ["faithfulness"],
@@ -92,22 +92,21 @@ def test_a_judge_metric_advances_row_by_row() -> None:
     assert done == [1, 2, 3, 4, 5]
 
 
-def test_a_row_counts_its_share_per_family(scripted: list) -> None:
-    done: list[float] = []
+def test_a_row_counts_once_all_its_metrics_are_scored(scripted: list) -> None:
+    done: list[int] = []
     ragmeter.evaluate(
-        rows(8),
+        rows(16),
         ["k_precision", "context_relevance"],
         progress=lambda d, total: done.append(d),
         settings=Settings(batch_size=64),
     )
-    # Half of each row when its lexical metrics are done, the other half with the model's.
-    assert sorted(done) == done and done[-1] == 8
-    assert 4 in done and done.count(8) == 1
+    # The lexical metric is done at once; the rows count as the model scores them.
+    assert done == [8, 16]
 
 
 def test_rows_that_cannot_be_scored_still_count() -> None:
     data = [{"answer": "a", "contexts": ["a"]}, {"answer": "a"}]
-    done: list[float] = []
+    done: list[int] = []
     ragmeter.evaluate(data, ["k_precision"], progress=lambda d, t: done.append(d))
     assert done[-1] == 2
 
@@ -117,7 +116,7 @@ def test_the_progress_line_gives_rows_share_elapsed_time_and_eta() -> None:
         "scoring 25/50 rows (50%), 0:00:12, ETA 0:00:12"
     )
     assert P.progress_line(0, 50, started=0.0, now=3.0).endswith("ETA ?")
-    assert P.progress_line(7.5, None, started=0.0, now=3661.0) == "scoring 7 rows, 1:01:01"
+    assert P.progress_line(7, None, started=0.0, now=3661.0) == "scoring 7 rows, 1:01:01"
 
 
 def test_a_notebook_gets_a_bar_and_without_ipywidgets_a_line_of_text(
@@ -143,7 +142,7 @@ def test_no_tqdm_bar_reaches_stderr_during_a_run(
     monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("tqdm")
-    events: list[tuple[str, float]] = []
+    events: list[tuple[str, int]] = []
     scorer = ScriptedScorer(events, bar=True)
     scorer.score(["c"], ["q"])  # outside a run the bar shows: the check below can fail
     assert "Converting tensors" in capfd.readouterr().err

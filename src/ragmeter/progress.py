@@ -4,9 +4,9 @@ bar (a terminal's or a notebook's) or the caller's function shows them.
 A family calls :func:`scored` as samples finish: the judge families once per sample, the
 model families once per chunk of :data:`CHUNK_ROWS` rows. The runner installs a hook around
 each family call with :func:`reporting_to` (a context variable: concurrent batches and the
-threads of model families each see their own) and counts a row's share per family, so a
-slow model metric moves the bar row by row instead of batch by batch. A family that never
-calls :func:`scored` still works: its rows count when its batch returns.
+threads of model families each see their own) and counts a row once every family has scored
+it, so a slow model metric moves the bar chunk by chunk instead of batch by batch. A family
+that never calls :func:`scored` still works: its rows count when its call returns.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 CHUNK_ROWS = 8
 
 #: The caller's progress function: ``(rows done, total rows or None)``.
-ProgressFunction = Callable[[float, "int | None"], None]
+ProgressFunction = Callable[[int, "int | None"], None]
 
 _HOOK: ContextVar[Callable[[int], None] | None] = ContextVar("ragmeter_progress", default=None)
 
@@ -49,9 +49,9 @@ def reporting_to(hook: Callable[[int], None] | None) -> Iterator[None]:
 
 
 class Progress(Protocol):
-    """What the runner moves: rows done (fractions while a row's families finish)."""
+    """What the runner moves: rows done."""
 
-    def advance(self, rows: float) -> None: ...
+    def advance(self, rows: int) -> None: ...
 
     def stop(self) -> None: ...
 
@@ -64,11 +64,11 @@ class CallbackProgress:
         self.function = function
         self.total = total
         self.interval = interval
-        self.done = 0.0
+        self.done = 0
         self._last = -float("inf")
-        self._shown: float | None = None
+        self._shown: int | None = None
 
-    def advance(self, rows: float) -> None:
+    def advance(self, rows: int) -> None:
         self.done += rows
         now = time.monotonic()
         if now - self._last >= self.interval:
@@ -81,8 +81,7 @@ class CallbackProgress:
 
     def _call(self) -> None:
         self._shown = self.done
-        # shares of 1/3 of a row do not add up to whole rows exactly in floating point
-        self.function(round(self.done, 9), self.total)
+        self.function(self.done, self.total)
 
 
 class RichBar:
@@ -93,6 +92,7 @@ class RichBar:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
+            MofNCompleteColumn,
             Progress,
             TaskProgressColumn,
             TextColumn,
@@ -100,12 +100,10 @@ class RichBar:
             TimeRemainingColumn,
         )
 
-        count = "{task.fields[rows]}" + ("" if total is None else f"/{total}")
         self._progress = Progress(
             TextColumn("scoring"),
             BarColumn(),
-            # whole rows: a row's share per family makes the count fractional meanwhile
-            TextColumn(count),
+            MofNCompleteColumn(),
             TaskProgressColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),
@@ -113,13 +111,11 @@ class RichBar:
             console=Console(stderr=True),
             transient=False,
         )
-        self._task = self._progress.add_task("rows", total=total, rows=0)
-        self._done = 0.0
+        self._task = self._progress.add_task("rows", total=total)
         self._progress.start()
 
-    def advance(self, rows: float) -> None:
-        self._done += rows
-        self._progress.update(self._task, completed=self._done, rows=int(self._done + 1e-9))
+    def advance(self, rows: int) -> None:
+        self._progress.advance(self._task, rows)
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -137,27 +133,26 @@ class TextBar:
         self.started = time.monotonic()
         self._callback = CallbackProgress(self._draw, total, interval)
 
-    def advance(self, rows: float) -> None:
+    def advance(self, rows: int) -> None:
         self._callback.advance(rows)
 
     def stop(self) -> None:
         self._callback.stop()
         (self.stream or sys.stderr).write("\n")
 
-    def _draw(self, done: float, total: int | None) -> None:
+    def _draw(self, done: int, total: int | None) -> None:
         (self.stream or sys.stderr).write("\r" + progress_line(done, total, self.started))
         (self.stream or sys.stderr).flush()
 
 
-def progress_line(done: float, total: int | None, started: float, now: float | None = None) -> str:
+def progress_line(done: int, total: int | None, started: float, now: float | None = None) -> str:
     """``"scoring 25/50 rows (50%), 0:00:12, ETA 0:00:12"``; no ETA before the first row."""
     elapsed = (time.monotonic() if now is None else now) - started
-    rows = int(done + 1e-9)
     if total is None:
-        return f"scoring {rows} rows, {_clock(elapsed)}"
+        return f"scoring {done} rows, {_clock(elapsed)}"
     share = done / total if total else 1.0
     eta = _clock(elapsed * (total - done) / done) if done > 0 else "?"
-    return f"scoring {rows}/{total} rows ({share:.0%}), {_clock(elapsed)}, ETA {eta}"
+    return f"scoring {done}/{total} rows ({share:.0%}), {_clock(elapsed)}, ETA {eta}"
 
 
 def _clock(seconds: float) -> str:

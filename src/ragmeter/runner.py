@@ -98,7 +98,7 @@ def evaluate(
     progress : bool or callable, optional
         Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
         or in a notebook only. A function is called instead with ``(rows done, total rows or
-        None)`` as rows are scored (rows done is fractional while a row's metrics finish).
+        None)`` as rows are scored.
     resume : bool
         Skip rows already present in ``out``.
     keep_rows : bool
@@ -412,8 +412,8 @@ class BatchScorer:
     ) -> list[RowResult]:
         """One result per row; ``only`` limits some rows (by index) to some metrics.
 
-        ``progress`` advances as rows are scored: a row in ``k`` family calls counts ``1/k``
-        as each finishes (per sample where the family reports it, :mod:`ragmeter.progress`).
+        ``progress`` advances as rows are scored, a row once every family call it is in has
+        scored it (families report per sample or per chunk, :mod:`ragmeter.progress`).
         """
         results: list[RowResult] = []
         # family -> metric-name tuple -> [(position, sample)]
@@ -453,22 +453,20 @@ class BatchScorer:
                         ready.append(spec.name)
                 if ready:
                     work.setdefault(family, {}).setdefault(tuple(ready), []).append((pos, sample))
-        if progress is not None:
-            calls: Counter[int] = Counter(
-                pos for groups in work.values() for items in groups.values() for pos, _ in items
-            )
-            if len(calls) < len(batch):
-                progress.advance(len(batch) - len(calls))  # rows with nothing to score
-            shares = {pos: 1 / k for pos, k in calls.items()}
-        jobs = [
-            self._score_group(
-                family,
-                names,
-                items,
-                None if progress is None else _Share(progress, [shares[p] for p, _ in items]),
-            )
+        calls = [
+            (family, names, items)
             for family, groups in work.items()
             for names, items in groups.items()
+        ]
+        tracker = None
+        if progress is not None:
+            scoring = {pos for _, _, items in calls for pos, _ in items}
+            if len(scoring) < len(batch):
+                progress.advance(len(batch) - len(scoring))  # rows with nothing to score
+            tracker = _BatchProgress(progress, len(scoring), [len(items) for _, _, items in calls])
+        jobs = [
+            self._score_group(family, names, items, tracker and tracker.call(i))
+            for i, (family, names, items) in enumerate(calls)
         ]
         for items, names, outcomes in await gather_or_cancel(jobs):
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
@@ -484,12 +482,12 @@ class BatchScorer:
         family: str,
         names: tuple[str, ...],
         items: list[tuple[int, Sample]],
-        share: _Share | None = None,
+        call: _CallProgress | None = None,
     ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
-        with reporting_to(None if share is None else share.report):
+        with reporting_to(None if call is None else call.report):
             found = await self._score_samples(family, names, items)
-        if share is not None:
-            share.finish()
+        if call is not None:
+            call.finish()
         return found
 
     async def _score_samples(
@@ -539,28 +537,45 @@ class BatchScorer:
         return out
 
 
-class _Share:
-    """One family call's part of the progress: its rows' shares, advanced as the family
-    reports samples scored (in proportion), and whatever is left when the call returns."""
+class _BatchProgress:
+    """A batch's rows done: a row counts once every family call it is in has scored it.
 
-    __slots__ = ("per_sample", "progress", "reported", "total")
+    Families report how many samples they scored, not which, so the rows done are the rows
+    being scored times the least advanced call's share (exact when every call holds every
+    row, the common case; never ahead otherwise) and all of them once every call returned.
+    """
 
-    def __init__(self, progress: Progress, shares: Sequence[float]) -> None:
+    def __init__(self, progress: Progress, rows: int, sizes: Sequence[int]) -> None:
         self.progress = progress
-        self.total = sum(shares)
-        self.per_sample = self.total / len(shares) if shares else 0.0
-        self.reported = 0.0
+        self.rows = rows
+        self.sizes = sizes
+        self.done = [0] * len(sizes)
+        self.shown = 0
+
+    def call(self, index: int) -> _CallProgress:
+        return _CallProgress(self, index)
+
+    def report(self, index: int, n: int) -> None:
+        self.done[index] = min(self.done[index] + n, self.sizes[index])
+        share = min(done / size for done, size in zip(self.done, self.sizes, strict=True))
+        rows = int(self.rows * share + 1e-9)
+        if rows > self.shown:
+            self.progress.advance(rows - self.shown)
+            self.shown = rows
+
+
+@dataclass(frozen=True, slots=True)
+class _CallProgress:
+    """One family call's reports to its batch's progress."""
+
+    batch: _BatchProgress
+    index: int
 
     def report(self, n: int) -> None:
-        self._advance(min(n * self.per_sample, self.total - self.reported))
+        self.batch.report(self.index, n)
 
     def finish(self) -> None:
-        self._advance(self.total - self.reported)
-
-    def _advance(self, step: float) -> None:
-        if step > 0:
-            self.reported += step
-            self.progress.advance(step)
+        self.batch.report(self.index, self.batch.sizes[self.index])
 
 
 class _Runner:
