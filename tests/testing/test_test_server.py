@@ -6,7 +6,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from ragmeter.testing.server import TestServer, entails, entities
+from ragmeter.testing.server import TestServer
+from ragmeter.testing.simulated import entails, entities
 
 
 def test_module_entry_point_picks_a_free_port_and_serves(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_embed_is_unit_norm_and_the_same_as_the_dense_formula() -> None:
     import hashlib
     import math
 
-    from ragmeter.testing.server import _content_words, embed
+    from ragmeter.testing.simulated import _content_words, embed
 
     def dense(text: str, dim: int = 256) -> list[float]:
         vec = [0.0] * dim

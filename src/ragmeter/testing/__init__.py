@@ -28,9 +28,13 @@ Examples
 >>> assert_scores(result, faithfulness=1.0)
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from ragmeter.judges.fake import FakeJudge, all_entailed, none_entailed
 from ragmeter.testing.assertions import assert_scores
-from ragmeter.testing.server import HashingEmbedder, ServerConfig, TestServer
+from ragmeter.testing.simulated import HashingEmbedder
 
 __all__ = [
     "FakeJudge",
@@ -41,3 +45,17 @@ __all__ = [
     "assert_scores",
     "none_entailed",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The server module is imported on first use, so that ``python -m
+    # ragmeter.testing.server`` does not find it already imported by this package.
+    if name in ("ServerConfig", "TestServer"):
+        from ragmeter.testing import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module 'ragmeter.testing' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
