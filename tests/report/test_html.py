@@ -232,7 +232,7 @@ def test_claim_records_render_as_an_escaped_table(writer):
         (
             {"calls": 0, "cost": None},
             {"judge": "offline"},
-            {"name": "offline:verifier-v4"},
+            {"name": "offline:verifier-v5"},
             "offline: 0",
         ),
         ({"calls": 0, "cost": None}, {}, {}, "0 (no judge calls)"),
