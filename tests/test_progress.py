@@ -205,3 +205,13 @@ def test_hugging_face_bars_are_off_during_a_run_and_restored_after(
         assert P.os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
     assert not hub.are_progress_bars_disabled()
     assert "HF_HUB_DISABLE_PROGRESS_BARS" not in P.os.environ
+
+
+def test_the_bar_shows_an_eta_from_the_first_chunk_on() -> None:
+    from types import SimpleNamespace
+
+    # rich's own estimate needs two progress samples; until then, the pace so far.
+    task = SimpleNamespace(total=50, completed=8, elapsed=20.0, time_remaining=None)
+    assert str(P._eta_column().render(task)) == "0:01:45"
+    assert P.eta_seconds(8, 50, 20.0) == 105.0
+    assert P.eta_seconds(0, 50, 20.0) is None and P.eta_seconds(8, None, 20.0) is None

@@ -97,7 +97,6 @@ class RichBar:
             TaskProgressColumn,
             TextColumn,
             TimeElapsedColumn,
-            TimeRemainingColumn,
         )
 
         self._progress = Progress(
@@ -107,7 +106,7 @@ class RichBar:
             TaskProgressColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),
-            TimeRemainingColumn(),
+            _eta_column(),
             console=Console(stderr=True),
             transient=False,
         )
@@ -122,6 +121,33 @@ class RichBar:
             # rich leaves a notebook's widget at its last timed refresh: draw the last count.
             self._progress.refresh()
             self._progress.stop()
+
+
+def eta_seconds(done: float, total: int | None, elapsed: float | None) -> float | None:
+    """Seconds left at the pace so far (``None`` before the first row or without a total)."""
+    if total is None or not done or elapsed is None:
+        return None
+    return max(elapsed * (total - done) / done, 0.0)
+
+
+def _eta_column() -> Any:
+    from rich.progress import TimeRemainingColumn
+
+    class EtaColumn(TimeRemainingColumn):
+        """rich's time remaining, which needs two progress samples, or else the pace so far
+        (a model metric's first chunk is often the only sample for a while)."""
+
+        def render(self, task: Any) -> Any:
+            if task.total is None or task.time_remaining is not None:
+                return super().render(task)
+            seconds = eta_seconds(task.completed, task.total, task.elapsed)
+            if seconds is None:
+                return super().render(task)
+            from rich.text import Text
+
+            return Text(_clock(seconds), style="progress.remaining")
+
+    return EtaColumn()
 
 
 class TextBar:
@@ -151,7 +177,8 @@ def progress_line(done: int, total: int | None, started: float, now: float | Non
     if total is None:
         return f"scoring {done} rows, {_clock(elapsed)}"
     share = done / total if total else 1.0
-    eta = _clock(elapsed * (total - done) / done) if done > 0 else "?"
+    seconds = eta_seconds(done, total, elapsed)
+    eta = "?" if seconds is None else _clock(seconds)
     return f"scoring {done}/{total} rows ({share:.0%}), {_clock(elapsed)}, ETA {eta}"
 
 
