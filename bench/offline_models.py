@@ -5,20 +5,22 @@
    batches across samples, against a one-by-one loop over the same texts, alternated
    ``--repeats`` times (best and median: the machine is shared); the ratio. With ``--fp32``
    also the fp32 sentence-transformers model.
-2. Context relevance (SmolLM2-135M-Instruct, the offline default), for each of
-   ``--dtypes`` (default: the new default ``auto`` and Unitxt's ``float32``, in the same
-   run): (question, context) pairs/s batched through the ``context_relevance`` family and
+2. Context relevance (the offline default model, ``--relevance-model`` to pick another),
+   for each of ``--runtimes`` (default: the default ONNX runtime, float32, and the torch
+   path in its default numerics, bfloat16 on CPUs with native bfloat16, in the same run;
+   ``torch:float32`` for Unitxt's float32 on torch): (question, context) pairs/s batched
+   through the ``context_relevance`` family and
    one pair per call on a subset; whether a pair's score is the same alone, in the batch
    and in reversed order; its pairwise accuracy on
    ``../shared/data/trulens_msmarco_context_relevance`` (the fraction of queries whose
    annotated passage scores above its hard negative; ties count half), the bar of the
-   meta-evaluation being 0.75; then the distribution of |score(auto) - score(float32)| and
-   the speed ratio. Target speed: >= 8 pairs/s on 2 cores.
+   meta-evaluation being 0.75; then the distribution of |score(first) - score(second)| and
+   the speed ratio. Target: the ONNX runtime at least as fast as the torch default.
 
 Run from the project root (the first run converts the GGUF, about a minute)::
 
     PYTHONPATH=src python bench/offline_models.py --limit 200
-    PYTHONPATH=src python bench/offline_models.py --limit 50 --dtypes bfloat16,float32
+    PYTHONPATH=src python bench/offline_models.py --limit 50 --runtimes onnx,torch:float32
 """
 
 from __future__ import annotations
@@ -115,8 +117,11 @@ def bench_embeddings(texts: list[str], *, fp32: bool, repeats: int) -> None:
         print(f"  ratio int8 ONNX / fp32 torch       {t_st / min(times['batched']):8.2f}x")
 
 
-def bench_relevance(triples: list[tuple[str, str, str]], *, dtypes: list[str], loop_n: int) -> None:
-    """Each dtype through the family, one pair per call, and its accuracy; then their gaps."""
+def bench_relevance(
+    triples: list[tuple[str, str, str]], *, variants: list[str], model: str, loop_n: int
+) -> None:
+    """Each runtime[:dtype] through the family, one pair per call, and its accuracy; then
+    the gaps between the first two."""
     import numpy as np
 
     from ragmeter.metrics.context_relevance import ContextRelevanceFamily
@@ -128,30 +133,36 @@ def bench_relevance(triples: list[tuple[str, str, str]], *, dtypes: list[str], l
     questions = [q for q, _, _ in triples for _ in (0, 1)]
     subset = list(zip(contexts, questions, strict=True))[:loop_n]
     pairs = len(contexts)
-    per_dtype: dict[str, np.ndarray] = {}
+    per_variant: dict[str, np.ndarray] = {}
     rates: dict[str, float] = {}
-    for dtype in dtypes:
-        scorer = load_question_likelihood("offline", dtype=dtype)  # type: ignore[arg-type]
+    for variant in variants:
+        runtime, _, dtype = variant.partition(":")
+        scorer = load_question_likelihood(
+            model,
+            runtime=runtime,
+            dtype=dtype or "auto",  # type: ignore[arg-type]
+        )
         _, load = timed(lambda s=scorer: s.score(["warm up"], ["warm up?"]))
         family = ContextRelevanceFamily(scorer)
         rows, t_batch = timed(
             lambda f=family: asyncio.run(f.score_batch(samples, ["context_relevance"]))
         )
         rate_batch = idle_rate(pairs, THREADS)
-        rates[dtype] = pairs / t_batch
+        rates[variant] = pairs / t_batch
         scores = np.array(
             [s for row in rows for s in row["context_relevance"].details["context_scores"]]
         )
-        per_dtype[dtype] = scores
+        per_variant[variant] = scores
         wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in scores.reshape(-1, 2))
         alone, t_loop = timed(lambda s=scorer: [s.score([c], [q])[0] for c, q in subset])
         rate_loop = idle_rate(len(subset), THREADS)
         backwards = scorer.score([c for c, _ in subset][::-1], [q for _, q in subset][::-1])[::-1]
         same = np.array_equal(np.round(alone, 6), scores[: len(subset)]) and alone == backwards
-        print(f"context relevance  dtype={dtype!r}: {scorer.numerics()}, load+score {load:.1f} s")
         print(
-            f"  batched family, {pairs} pairs {pairs / t_batch:8.2f} pairs/s {rate_batch}; target 8"
+            f"context relevance  {scorer.name} {variant}: {scorer.numerics()}, "
+            f"load+score {load:.1f} s"
         )
+        print(f"  batched family, {pairs} pairs {pairs / t_batch:8.2f} pairs/s {rate_batch}")
         n = len(subset)
         print(f"  one pair per call, {n} pairs {n / t_loop:8.2f} pairs/s {rate_loop}")
         print(f"  a pair's score alone = in the batch = in reversed order: {same}")
@@ -159,10 +170,10 @@ def bench_relevance(triples: list[tuple[str, str, str]], *, dtypes: list[str], l
             f"  TruLens MS MARCO pairwise accuracy {wins / len(triples):.3f} over {len(triples)} "
             "queries (meta-evaluation bar 0.75)"
         )
-    if len(dtypes) == 2:
-        first, second = dtypes
-        gap = np.abs(per_dtype[first] - per_dtype[second])
-        rel = gap / np.maximum(per_dtype[second], 1e-12)
+    if len(variants) >= 2:
+        first, second = variants[:2]
+        gap = np.abs(per_variant[first] - per_variant[second])
+        rel = gap / np.maximum(per_variant[second], 1e-12)
         print(
             f"  |{first} - {second}| over {pairs} pairs: mean {gap.mean():.1e}, median "
             f"{np.median(gap):.1e}, p95 {np.quantile(gap, 0.95):.1e}, max {gap.max():.1e} "
@@ -176,10 +187,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=200, help="TruLens queries (max 200)")
     parser.add_argument("--loop-pairs", type=int, default=16, help="pairs for the 1-by-1 peer")
     parser.add_argument(
-        "--dtypes",
-        default="auto,float32",
-        help="context-relevance dtypes to compare, comma-separated (auto, float32, bfloat16)",
+        "--runtimes",
+        default="onnx,torch:auto",
+        help="context-relevance runtime[:dtype] to compare, comma-separated (onnx, "
+        "torch:auto, torch:float32, torch:bfloat16)",
     )
+    parser.add_argument("--relevance-model", default="offline", help="'offline' or a key/path")
     parser.add_argument("--fp32", action="store_true", help="also time sentence-transformers")
     parser.add_argument("--repeats", type=int, default=3, help="embedding timing repeats")
     parser.add_argument("--skip-embeddings", action="store_true")
@@ -201,8 +214,10 @@ def main() -> None:
         texts = [t for q, pos, neg in triples for t in (q, pos, neg)]
         bench_embeddings(texts, fp32=args.fp32, repeats=args.repeats)
     if not args.skip_relevance:
-        dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
-        bench_relevance(triples, dtypes=dtypes, loop_n=args.loop_pairs)
+        variants = [d.strip() for d in args.runtimes.split(",") if d.strip()]
+        bench_relevance(
+            triples, variants=variants, model=args.relevance_model, loop_n=args.loop_pairs
+        )
 
 
 if __name__ == "__main__":
