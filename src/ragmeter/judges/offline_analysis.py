@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ragmeter.judges.offline_features import split_sentences
-from ragmeter.text import NUMBER_PATTERN
+from ragmeter.text import ENTITY_OPENERS, NUMBER_PATTERN
 
 __all__ = ["REGEX_ENTITIES", "SPACY_ENTITIES", "offline_questions", "regex_entities"]
 
@@ -44,7 +44,6 @@ _REGEX_ENTITY_RE = re.compile(
     NUMBER_PATTERN + r"%?"  # numbers, dates like 1/2/2020, percentages
     r"|(?:[A-Z][\w'’-]*)(?:\s+(?:of|de|la|von|van|the)?\s*[A-Z][\w'’-]*)*"  # capitalised spans
 )
-_ENTITY_STOP = frozenset({"The", "A", "An", "It", "This", "That", "They", "He", "She", "I", "In"})
 
 
 def regex_entities(text: str) -> tuple[str, ...]:
@@ -59,7 +58,7 @@ def regex_entities(text: str) -> tuple[str, ...]:
     for match in _REGEX_ENTITY_RE.finditer(text):
         span = match.group(0).strip()
         words = span.split()
-        while words and words[0] in _ENTITY_STOP:
+        while words and words[0] in ENTITY_OPENERS:
             words = words[1:]
         span = " ".join(words)
         if span and span not in seen:

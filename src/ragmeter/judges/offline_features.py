@@ -54,7 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragmeter.text import DATE_WORDS, STOP_WORDS, split_sentences, tokens
+from ragmeter.text import DATE_WORDS, SPEAKER_WORDS, STOP_WORDS, split_sentences, tokens
 from ragmeter.text import NUMBER_RE as _NUMBER_RE
 
 __all__ = [
@@ -168,15 +168,12 @@ def date_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(w for w in found if w in DATE_WORDS))
 
 
-_NOT_NAMES = frozenset({"I", "I'm", "I've", "I'd", "I'll", "OK"})
-
-
 def capitalised_words(sentence: str) -> list[str]:
     """Normalised capitalised words that do not start the sentence (likely names)."""
     words = _WORD_RE.findall(sentence)
     out: list[str] = []
     for word in words[1:]:
-        if word[0].isupper() and word not in _NOT_NAMES:
+        if word[0].isupper() and word not in SPEAKER_WORDS:
             out.extend(tokens(word)[:1])
     return out
 

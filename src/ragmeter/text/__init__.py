@@ -21,9 +21,11 @@ from ragmeter.text.words import (
     ANTONYMS,
     ARTICLES,
     DATE_WORDS,
+    ENTITY_OPENERS,
     NOT_NAMES,
     NUMBER_PATTERN,
     NUMBER_RE,
+    SPEAKER_WORDS,
     STOP_WORDS,
 )
 
@@ -32,9 +34,11 @@ __all__ = [
     "ANTONYM_OF",
     "ARTICLES",
     "DATE_WORDS",
+    "ENTITY_OPENERS",
     "NOT_NAMES",
     "NUMBER_PATTERN",
     "NUMBER_RE",
+    "SPEAKER_WORDS",
     "STOP_WORDS",
     "TokenBatch",
     "normalize",

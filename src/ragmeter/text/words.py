@@ -14,9 +14,11 @@ __all__ = [
     "ANTONYM_OF",
     "ARTICLES",
     "DATE_WORDS",
+    "ENTITY_OPENERS",
     "NOT_NAMES",
     "NUMBER_PATTERN",
     "NUMBER_RE",
+    "SPEAKER_WORDS",
     "STOP_WORDS",
 ]
 
@@ -59,14 +61,25 @@ DATE_WORDS: frozenset[str] = frozenset(
 NUMBER_PATTERN = r"\d+(?:[.,:/]\d+)*"
 NUMBER_RE = re.compile(NUMBER_PATTERN)
 
+#: "I", its contractions and "OK": capitalised mid-sentence, never a name (the offline
+#: verifier's name feature skips these only).
+SPEAKER_WORDS: frozenset[str] = frozenset(_words("I I'm I've I'd I'll OK"))
+
+#: Words dropped from the front of a capitalised span taken as an entity by the offline
+#: judge's regex fallback ("The Taj Mahal" -> "Taj Mahal").
+ENTITY_OPENERS: frozenset[str] = frozenset(_words("The A An It This That They He She I In"))
+
 #: Capitalised words that name nothing: sentence openers (articles, pronouns, prepositions,
 #: conjunctions, "However", "Yes"), "I" and its contractions, "OK".
-NOT_NAMES: frozenset[str] = frozenset(
-    _words(
-        """
-    The A An It Its This That These Those They He She We His Her Their I I'm I've I'd I'll
-    In On At By As For However And But Yes No There OK
+NOT_NAMES: frozenset[str] = (
+    SPEAKER_WORDS
+    | ENTITY_OPENERS
+    | frozenset(
+        _words(
+            """
+    Its These Those We His Her Their On At By As For However And But Yes No There
     """
+        )
     )
 )
 
