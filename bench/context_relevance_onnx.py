@@ -10,6 +10,8 @@ For each packaged GGUF model in ``--models``, in one run:
 2. torch float32 (transformers, Unitxt's numerics) on the same pairs; with
    ``--torch-auto N`` also today's default numerics (bfloat16 on CPUs with native bfloat16)
    on the first N pairs, for speed.
+   With ``--int8`` also the ONNX graph with dynamic int8 matrix products (faster; its own
+   gap to float32 and accuracy).
 3. Side by side: pairs/s of each (wall, and an estimate for idle cores from CPU time: the
    machine is shared), max and mean |ONNX - torch float32| (target <= 1e-4), and each one's
    pairwise accuracy (the selected passage above its negative; ties count half).
@@ -32,7 +34,10 @@ from typing import Any
 import numpy as np
 from offline_models import DATA, THREADS, idle_rate, load_pairs, timed
 
+from ragmeter.models.gguf_convert import convert_gguf
+from ragmeter.models.lm_onnx import OnnxQuestionLikelihood
 from ragmeter.models.lm_scorer import load_question_likelihood
+from ragmeter.models.relevance_source import resolve_relevance_model
 
 
 def pair_scores(scorer: Any, triples: list[tuple[str, str, str]]) -> tuple[np.ndarray, float]:
@@ -74,6 +79,21 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
     _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
     print(f"  torch load {load:.1f} s (converts the GGUF with transformers the first time)")
+    if args.int8:
+        source = resolve_relevance_model(model, runtime="onnx")
+        folder, t_convert = timed(
+            lambda: convert_gguf(source.name, source.packaged.sha256, source.open_gguf(), int8=True)
+        )
+        int8 = OnnxQuestionLikelihood(source.name + "-int8", lambda: folder)
+        int8.score(["warm up"], ["warm up?"])
+        quick, t_int8 = pair_scores(int8, triples)
+        gap8 = np.abs(quick - fast)
+        print(f"  int8 conversion {t_convert:.1f} s")
+        print(rate("onnxruntime int8 matmuls", pairs, t_int8))
+        print(
+            f"  |int8 - onnx float32| max {gap8.max():.1e}, mean {gap8.mean():.1e}; "
+            f"pairwise accuracy int8 {accuracy(quick):.3f}"
+        )
     exact, t_torch = pair_scores(torch32, triples)
     line_torch = rate("torch float32", pairs, t_torch)
     print(line_onnx)
@@ -105,6 +125,7 @@ def main() -> None:
     parser.add_argument("--alone", type=int, default=16, help="pairs scored one by one")
     parser.add_argument("--torch-auto", type=int, default=0, help="pairs in torch's default")
     parser.add_argument("--fresh", action="store_true", help="convert in a fresh cache dir")
+    parser.add_argument("--int8", action="store_true", help="also int8 matmuls (not exact)")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     if args.limit < 1 or args.alone < 1:

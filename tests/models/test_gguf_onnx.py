@@ -427,3 +427,18 @@ def test_packaged_model_prefers_the_relevant_context_without_torch(key: str) -> 
     relevant, other = found["scores"]
     assert relevant > other
     assert found["heavy"] == [] and found["runtime"] == "onnxruntime"
+
+
+def test_int8_graph_stays_close_to_float32(tmp_path: Path) -> None:
+    tiny_gguf(tmp_path / "m.gguf")
+    model = read_gguf(tmp_path / "m.gguf")
+    (tmp_path / "f").mkdir()
+    (tmp_path / "q").mkdir()
+    write_model(model, tmp_path / "f" / "model.onnx")
+    write_model(model, tmp_path / "q" / "model.onnx", int8=True)
+    ids = np.array([1, 40, 80, 261, 100, 7, 262, 33, 90, 2])
+    feed = {"ids": ids, "past": empty_past(), "rows": np.arange(9), "targets": ids[1:]}
+    exact, _ = session(tmp_path / "f").run(None, feed)
+    quick, _ = session(tmp_path / "q").run(None, feed)
+    assert not np.array_equal(exact, quick)  # really quantised
+    np.testing.assert_allclose(quick, exact, rtol=0.1)  # a wrong scale would be far off

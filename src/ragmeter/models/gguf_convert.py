@@ -29,10 +29,11 @@ __all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
 DONE_MARK = "ragmeter-onnx.json"
 
 
-def conversion_folder(name: str, sha256: str) -> Path:
+def conversion_folder(name: str, sha256: str, *, int8: bool = False) -> Path:
     """Where the model named ``name`` with GGUF hash ``sha256`` is (or will be) converted."""
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
-    return cache_dir() / "onnx" / f"{safe}-{sha256[:16]}-v{CONVERTER_VERSION}"
+    kind = "-int8" if int8 else ""
+    return cache_dir() / "onnx" / f"{safe}-{sha256[:16]}-v{CONVERTER_VERSION}{kind}"
 
 
 def converted(folder: Path) -> bool:
@@ -40,11 +41,17 @@ def converted(folder: Path) -> bool:
 
 
 def convert_gguf(
-    name: str, sha256: str, open_gguf: Callable[[Path], AbstractContextManager[Path]]
+    name: str,
+    sha256: str,
+    open_gguf: Callable[[Path], AbstractContextManager[Path]],
+    *,
+    int8: bool = False,
 ) -> Path:
     """The converted folder of ``name``, converting it first when needed.
 
     ``open_gguf(scratch)`` yields the GGUF file (it may create it under ``scratch``).
+    ``int8``: the layers' matrix products in dynamic int8 (faster, not float32's scores;
+    see :func:`ragmeter.models.gguf_onnx.build_graph`).
     Two processes converting at once both succeed; the first to finish keeps its folder.
 
     Raises
@@ -52,7 +59,7 @@ def convert_gguf(
     ModelUnavailableError
         ``gguf`` or ``onnx`` is missing, or the file cannot be converted.
     """
-    target = conversion_folder(name, sha256)
+    target = conversion_folder(name, sha256, int8=int8)
     if converted(target):
         return target
     missing = [m for m in ("gguf", "onnx") if importlib.util.find_spec(m) is None]
@@ -72,11 +79,12 @@ def convert_gguf(
         with open_gguf(staging) as path:
             model = read_gguf(path)
             build_tokenizer(model.tokenizer).save(staging)
-            write_model(model, staging / "model.onnx")
+            write_model(model, staging / "model.onnx", int8=int8)
         about = {
             "name": name,
             "gguf_sha256": sha256,
             "converter_version": CONVERTER_VERSION,
+            "matmul": "int8" if int8 else "float32",
             "config": asdict(model.config),
             "seconds": round(time.perf_counter() - started, 1),
         }

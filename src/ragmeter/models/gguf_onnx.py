@@ -39,9 +39,10 @@ _ALIGN = 4096
 class _Graph:
     """Nodes, initializers (numpy arrays) and unique names for one ONNX graph."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, int8: bool = False) -> None:
         self.nodes: list[Any] = []
         self.weights: dict[str, Any] = {}
+        self.int8 = int8
         self._count = 0
 
     def name(self, hint: str) -> str:
@@ -68,6 +69,34 @@ class _Graph:
         name = self.name(hint)
         self.weights[name] = np.asarray(value, dtype=dtype)
         return name
+
+    def linear(self, x: str, weight: Any, hint: str) -> str:
+        """``x @ weight.T`` for a float32 ``weight`` of shape ``(out, in)``.
+
+        With ``int8``: onnxruntime's DynamicQuantizeMatMul, the weight quantised per output
+        column (symmetric int8) and the activations per call (uint8): faster, not exact.
+        """
+        import numpy as np
+
+        if not self.int8:
+            return self.op("MatMul", [x, self.const(np.ascontiguousarray(weight.T), hint)])
+        scale = np.maximum(np.abs(weight).max(axis=1), 1e-12) / 127.0
+        quantized = np.clip(np.rint(weight / scale[:, None]), -127, 127).astype(np.int8)
+        inputs = [
+            x,
+            self.const(np.ascontiguousarray(quantized.T), hint, "int8"),
+            self.const(scale.astype(np.float32), hint + "_scale"),
+            self.const(np.zeros(len(scale), np.int8), hint + "_zero", "int8"),
+        ]
+        out = self.name(hint)
+        from onnx import helper
+
+        self.nodes.append(
+            helper.make_node(
+                "DynamicQuantizeMatMul", inputs, [out], name=out, domain="com.microsoft"
+            )
+        )
+        return out
 
 
 def _rms_norm(g: _Graph, x: str, weight: Any, eps: float) -> str:
@@ -150,8 +179,8 @@ def _layer(
     h = _rms_norm(g, x, w(block + "attn_norm.weight"), c.eps)
     qkv_weight = np.concatenate(
         [w(block + "attn_q.weight"), w(block + "attn_k.weight"), w(block + "attn_v.weight")]
-    ).T
-    qkv = g.op("MatMul", [h, g.const(np.ascontiguousarray(qkv_weight), "qkv")])
+    )
+    qkv = g.linear(h, qkv_weight, "qkv")
     sizes = [c.heads * d, c.kv_heads * d, c.kv_heads * d]
     q, k, v = g.ops("Split", [qkv, g.const(sizes, "split", "int64")], 3, axis=-1)
 
@@ -186,28 +215,29 @@ def _layer(
     attended = g.op("Reshape", [attended, g.const([c.heads, -1, d], "shape", "int64")])
     attended = g.op("Transpose", [attended], perm=[1, 0, 2])
     attended = g.op("Reshape", [attended, shapes["flat"]])
-    out = g.op("MatMul", [attended, g.const(w(block + "attn_output.weight").T, "o_proj")])
+    out = g.linear(attended, w(block + "attn_output.weight"), "o_proj")
     if c.gemma:
         out = _rms_norm(g, out, w(block + "post_attention_norm.weight"), c.eps)
     x = g.op("Add", [x, out])
     h = _rms_norm(g, x, w(block + "ffn_norm.weight"), c.eps)
-    gate_up = np.concatenate([w(block + "ffn_gate.weight"), w(block + "ffn_up.weight")]).T
-    both = g.op("MatMul", [h, g.const(np.ascontiguousarray(gate_up), "gate_up")])
+    gate_up = np.concatenate([w(block + "ffn_gate.weight"), w(block + "ffn_up.weight")])
+    both = g.linear(h, gate_up, "gate_up")
     gate, up = g.ops("Split", [both, g.const([c.ffn, c.ffn], "split", "int64")], 2, axis=-1)
     act = _gelu_tanh(g, gate) if c.gemma else g.op("Mul", [gate, g.op("Sigmoid", [gate])])
-    down = g.op("MatMul", [g.op("Mul", [act, up]), g.const(w(block + "ffn_down.weight").T, "down")])
+    down = g.linear(g.op("Mul", [act, up]), w(block + "ffn_down.weight"), "down")
     if c.gemma:
         down = _rms_norm(g, down, w(block + "post_ffw_norm.weight"), c.eps)
     return g.op("Add", [x, down]), present
 
 
-def build_graph(model: GGUFDecoder) -> tuple[Any, dict[str, Any]]:
-    """The ONNX graph (initializers not yet attached) and its weights by initializer name."""
+def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[str, Any]]:
+    """The ONNX graph (initializers not yet attached) and its weights by initializer name;
+    ``int8``: the layers' matrix products in dynamic int8 (see :meth:`_Graph.linear`)."""
     import numpy as np
     from onnx import TensorProto, helper
 
     c: DecoderConfig = model.config
-    g = _Graph()
+    g = _Graph(int8=int8)
     embedding = model.weight("token_embd.weight")
     g.weights["embedding"] = embedding
     x = g.op("Gather", ["embedding", "ids"], axis=0)
@@ -267,20 +297,21 @@ def build_graph(model: GGUFDecoder) -> tuple[Any, dict[str, Any]]:
     return graph, g.weights
 
 
-def write_model(model: GGUFDecoder, target: Path) -> None:
+def write_model(model: GGUFDecoder, target: Path, *, int8: bool = False) -> None:
     """Write ``target`` (the graph) and ``target`` + ``.data`` (its weights, page-aligned)."""
     import numpy as np
     from onnx import TensorProto, helper, save_model
 
-    graph, weights = build_graph(model)
+    graph, weights = build_graph(model, int8=int8)
     data_name = target.name + ".data"
     offset = 0
     with (target.parent / data_name).open("wb") as handle:
         for name, array in weights.items():
             array = np.asarray(array, order="C")
-            kind = TensorProto.INT64 if array.dtype == np.int64 else TensorProto.FLOAT
-            if array.dtype not in (np.int64, np.float32):
-                array = array.astype(np.float32)
+            kinds = {"int64": TensorProto.INT64, "int8": TensorProto.INT8}
+            kind = kinds.get(array.dtype.name, TensorProto.FLOAT)
+            if kind == TensorProto.FLOAT:
+                array = array.astype(np.float32, copy=False)
             tensor = TensorProto(name=name, data_type=kind, dims=array.shape)
             if array.nbytes < _ALIGN:
                 tensor.raw_data = array.tobytes()
@@ -301,7 +332,7 @@ def write_model(model: GGUFDecoder, target: Path) -> None:
             graph.initializer.append(tensor)
     onnx_model = helper.make_model(
         graph,
-        opset_imports=[helper.make_opsetid("", OPSET)],
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
         producer_name="ragmeter",
         producer_version=str(CONVERTER_VERSION),
     )

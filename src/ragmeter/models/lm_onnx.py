@@ -111,12 +111,13 @@ class OnnxQuestionLikelihood:
         return self._loaded
 
     @property
-    def dtype(self) -> Literal["float32"]:
-        return "float32"
+    def dtype(self) -> str:
+        """``"float32"``, or ``"int8"`` for a model converted with int8 matrix products."""
+        return str(self.loaded.about.get("matmul", "float32"))
 
     def numerics(self) -> dict[str, Any]:
         """How the scores were computed, for each result's details."""
-        return {"dtype": "float32", "method": "single", "runtime": "onnxruntime"}
+        return {"dtype": self.dtype, "method": "single", "runtime": "onnxruntime"}
 
     def describe(self) -> dict[str, Any]:
         """The model, backend, prompt format and numerics behind the scores."""
