@@ -76,9 +76,6 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     alone = [onnx.score([c], [q])[0] for c, q in zip(contexts, questions, strict=True)]
     backwards = onnx.score(contexts[::-1], questions[::-1])[::-1]
     same = alone == list(fast[: len(alone)]) == backwards
-    torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
-    _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
-    print(f"  torch load {load:.1f} s (converts the GGUF with transformers the first time)")
     if args.int8:
         source = resolve_relevance_model(model, runtime="onnx")
         folder, t_convert = timed(
@@ -94,6 +91,14 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
             f"  |int8 - onnx float32| max {gap8.max():.1e}, mean {gap8.mean():.1e}; "
             f"pairwise accuracy int8 {accuracy(quick):.3f}"
         )
+    if args.skip_torch:
+        print(line_onnx)
+        print(f"  pairwise accuracy: onnx {accuracy(fast):.3f} over {len(triples)} queries")
+        print(f"  a pair's ONNX score alone = in the batch = reversed ({len(alone)} pairs): {same}")
+        return
+    torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
+    _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
+    print(f"  torch load {load:.1f} s (converts the GGUF with transformers the first time)")
     exact, t_torch = pair_scores(torch32, triples)
     line_torch = rate("torch float32", pairs, t_torch)
     print(line_onnx)
@@ -126,6 +131,7 @@ def main() -> None:
     parser.add_argument("--torch-auto", type=int, default=0, help="pairs in torch's default")
     parser.add_argument("--fresh", action="store_true", help="convert in a fresh cache dir")
     parser.add_argument("--int8", action="store_true", help="also int8 matmuls (not exact)")
+    parser.add_argument("--skip-torch", action="store_true", help="ONNX only")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     if args.limit < 1 or args.alone < 1:
