@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ragmeter.errors import ModelUnavailableError
+from ragmeter.errors import ModelUnavailableError, not_installed
 
 __all__ = [
     "cache_dir",
@@ -90,9 +90,7 @@ def enable_offline_hub() -> None:
 def require_torch_stack(what: str) -> None:
     """Raise :class:`ModelUnavailableError` naming what ``what`` needs when torch or
     transformers is not installed (found without importing them)."""
-    import importlib.util
-
-    missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+    missing = not_installed(("torch", "transformers"))
     if missing:
         raise ModelUnavailableError(
             f"{what} needs {' and '.join(missing)}. Install it with: pip install 'ragmeter[lm]'"
