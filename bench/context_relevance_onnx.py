@@ -49,6 +49,20 @@ def pair_scores(scorer: Any, triples: list[tuple[str, str, str]]) -> tuple[np.nd
     return np.array(scores), seconds
 
 
+def same_tokens(onnx: Any, torch: Any, triples: list[tuple[str, str, str]]) -> str:
+    """How many pairs get the same prompt and target token ids from both tokenizers."""
+    contexts = [c for _, pos, neg in triples for c in (pos, neg)]
+    questions = [q for q, _, _ in triples for _ in (0, 1)]
+    prompts = sum(
+        a == b for a, b in zip(onnx.prompt_ids(contexts), torch._prompt_ids(contexts), strict=True)
+    )
+    targets = sum(
+        a == b
+        for a, b in zip(onnx.target_ids(questions), torch._target_ids(questions), strict=True)
+    )
+    return f"prompts {prompts}/{len(contexts)}, targets {targets}/{len(questions)}"
+
+
 def accuracy(scores: np.ndarray) -> float:
     pairs = scores.reshape(-1, 2)
     wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs)
@@ -69,6 +83,10 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
         f"  ONNX load {load:.1f} s (conversion {about['seconds']} s when it was converted; "
         f"{about['config']['architecture']}, {about['config']['layers']} layers)"
     )
+    if args.tokens_only:
+        torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
+        print(f"  token ids equal to transformers': {same_tokens(onnx, torch32, triples)}")
+        return
     fast, t_onnx = pair_scores(onnx, triples)
     line_onnx = rate("onnxruntime float32", pairs, t_onnx)
     contexts = [c for _, pos, neg in triples for c in (pos, neg)][: args.alone]
@@ -99,6 +117,7 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
     _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
     print(f"  torch load {load:.1f} s (converts the GGUF with transformers the first time)")
+    print(f"  token ids equal to transformers': {same_tokens(onnx, torch32, triples)}")
     exact, t_torch = pair_scores(torch32, triples)
     line_torch = rate("torch float32", pairs, t_torch)
     print(line_onnx)
@@ -132,6 +151,9 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="convert in a fresh cache dir")
     parser.add_argument("--int8", action="store_true", help="also int8 matmuls (not exact)")
     parser.add_argument("--skip-torch", action="store_true", help="ONNX only")
+    parser.add_argument(
+        "--tokens-only", action="store_true", help="only compare token ids with transformers'"
+    )
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args()
     if args.limit < 1 or args.alone < 1:
