@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 import ragmeter
-from ragmeter import progress as P
 from ragmeter.judges.base import Analysis, Verification
 from ragmeter.judges.fake import FakeJudge
 from ragmeter.metrics import context_relevance
 from ragmeter.metrics.base import Settings
+from ragmeter.runner import progress as P
 
 SRC = str(Path(ragmeter.__file__).parents[1])
 
@@ -180,7 +180,7 @@ def test_evaluate_runs_in_a_notebook_cell_where_the_kernel_runs_a_loop(
 ) -> None:
     import asyncio
 
-    from ragmeter import runner
+    from ragmeter.runner import core as runner
 
     monkeypatch.setattr(runner, "in_notebook", lambda: True)
     data = [{"answer": "cat dog", "contexts": ["cat"]}]

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ragmeter
-from ragmeter import runner
+from ragmeter.runner import core as runner
 from ragmeter.cli import app
 from ragmeter.result import sidecar_path
 from ragmeter.runner import Accumulator

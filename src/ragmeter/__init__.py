@@ -12,8 +12,12 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
 
+from ragmeter import result as _result
+from ragmeter._version import __version__
 from ragmeter.errors import (
     CacheError,
     ConfigError,
@@ -23,17 +27,119 @@ from ragmeter.errors import (
     MissingColumnError,
     ModelUnavailableError,
     RagmeterError,
+    UnknownMetricError,
 )
 from ragmeter.result import RunResult
-from ragmeter.runner import aevaluate, evaluate
+from ragmeter.runner import core as _runner
+from ragmeter.runner.progress import ProgressFunction
 from ragmeter.scoring.statistics import Summary
 from ragmeter.settings import Settings
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score, Usage
 
-try:
-    __version__ = version("ragmeter")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+src"
+
+def evaluate(
+    data: Any,
+    metrics: Sequence[str] | str | None = None,
+    *,
+    column_map: Mapping[str, Any] | Iterable[str] | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
+    out: str | Path | IO[str] | None = None,
+    report: str | Path | None = None,
+    progress: bool | ProgressFunction | None = None,
+    resume: bool = False,
+    keep_rows: bool = True,
+) -> RunResult:
+    """Score ``data`` with ``metrics`` and return a :class:`RunResult`.
+
+    Parameters
+    ----------
+    data : path, DataFrame, datasets.Dataset, or list of dicts
+        Samples in Unitxt's RAG fields or Ragas' column names.
+    metrics : list of str or comma-separated str, optional
+        Registry names (see ``ragmeter metrics``). By default every metric whose fields exist.
+    column_map : mapping or list of "field=path", optional
+        Where a field comes from: a column name, a dotted path, or a callable over the row.
+    judge : str or Judge, optional
+        ``"offline"`` (default), ``"openai:MODEL"``, or a Judge object (e.g. ``FakeJudge``).
+    settings : Settings, optional
+        Everything else (concurrency, cache, models, k values, prices).
+    out : path or text stream, optional
+        Write results as JSONL while scoring (and ``<out>.run.json``); rows are then also kept.
+        ``"-"`` (or an open text stream) writes the JSONL lines there as rows are scored, with
+        no run record beside them.
+    report : path, optional
+        Write the HTML report there at the end.
+    progress : bool or callable, optional
+        Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
+        or in a notebook only. A function is called instead with ``(rows done, total rows or
+        None)`` as rows are scored.
+    resume : bool
+        Skip rows already present in ``out``.
+    keep_rows : bool
+        Keep every row's result in ``RunResult.rows``. With ``False`` (the CLI with ``--out``)
+        rows are only streamed to ``out`` and memory stays flat; summaries are the same.
+    """
+    return _runner.run_sync(
+        aevaluate(
+            data,
+            metrics,
+            column_map=column_map,
+            judge=judge,
+            settings=settings,
+            out=out,
+            report=report,
+            progress=progress,
+            resume=resume,
+            keep_rows=keep_rows,
+        )
+    )
+
+
+async def aevaluate(
+    data: Any,
+    metrics: Sequence[str] | str | None = None,
+    *,
+    column_map: Mapping[str, Any] | Iterable[str] | None = None,
+    judge: Any = None,
+    settings: Settings | None = None,
+    out: str | Path | IO[str] | None = None,
+    report: str | Path | None = None,
+    progress: bool | ProgressFunction | None = None,
+    resume: bool = False,
+    keep_rows: bool = True,
+) -> RunResult:
+    """Async twin of :func:`evaluate`; ``keep_rows=False`` streams without keeping rows."""
+    streamed = _runner.stream_of(out) is not None
+    if streamed and report is not None:
+        keep_rows = True  # the report is drawn from the rows
+    result = await _runner.aevaluate(
+        data,
+        metrics,
+        column_map=column_map,
+        judge=judge,
+        settings=settings,
+        out=out,
+        progress=progress,
+        resume=resume,
+        keep_rows=keep_rows,
+        outputs={"report": report},
+    )
+    if report is not None:
+        from ragmeter.report.html import write_run_report
+
+        from_file = out is not None and not streamed and not keep_rows
+        write_run_report(result, report, results=Path(out) if from_file else None)  # type: ignore[arg-type]
+    return result
+
+
+def _figure(result: RunResult, metric: str) -> Any:
+    from ragmeter.report.plots import figure_for
+
+    return figure_for(result, metric)
+
+
+_result.install_plotter(_figure)
 
 
 def list_metrics() -> list[MetricSpec]:
@@ -60,6 +166,7 @@ __all__ = [
     "Score",
     "Settings",
     "Summary",
+    "UnknownMetricError",
     "Usage",
     "__version__",
     "aevaluate",

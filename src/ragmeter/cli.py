@@ -40,7 +40,7 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str) -> None:
-    from ragmeter.redact import redact
+    from ragmeter.io.redact import redact
 
     err_console.print(f"[bold red]Error:[/] {escape(redact(message))}", highlight=False)
     raise typer.Exit(EXIT_USAGE)
@@ -353,7 +353,10 @@ def evaluate(
         else:
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
         if report is not None:
-            _report_from(None if to_stdout else out, result, report, group_by=group_by)
+            from ragmeter.report.html import write_run_report
+
+            results = None if to_stdout else out  # rows streamed to --out are read from it
+            write_run_report(result, report, results=results, group_by=group_by)
     except RagmeterError as exc:
         _fail(str(exc))
         return
@@ -373,17 +376,6 @@ def evaluate(
         for line in failed:
             err_console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
         raise typer.Exit(EXIT_GATE)
-
-
-def _report_from(out: Path | None, result: Any, report: Path, *, group_by: str | None) -> None:
-    """The HTML report of a run: from --out when rows were streamed there."""
-    from ragmeter.io.paths import make_parent
-    from ragmeter.report.html import write_report
-    from ragmeter.report.load import Run, load_run
-
-    run = load_run(out) if out is not None else Run.from_parts(result.rows, result.info)
-    make_parent(report)
-    write_report(run, report, group_by=group_by)
 
 
 def _check_group_by(data: Path, column: list[str] | None, group_by: str) -> None:
@@ -470,7 +462,7 @@ def _fmt(value: float | None) -> str:
 
 def print_summary(result: Any, *, console: Console | None = None) -> None:
     """The summary table on ``console`` (stdout by default); notes on stderr."""
-    from ragmeter.redact import redact
+    from ragmeter.io.redact import redact
 
     console = console or out_console
     table = Table(title=f"ragmeter: {result.info.get('n_rows', 0)} rows")
@@ -620,13 +612,13 @@ _register_commands()
 
 def main() -> None:
     # Other libraries' bars (model loading, GGUF conversion) are noise beside ragmeter's.
-    from ragmeter.progress import quiet_third_party_bars
+    from ragmeter.runner.progress import quiet_third_party_bars
 
     quiet_third_party_bars()
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )
-    from ragmeter.redact import redact
+    from ragmeter.io.redact import redact
 
     try:
         app()

@@ -1,22 +1,40 @@
-"""The outcome of a run: per-row results, per-metric summaries, usage and configuration."""
+"""The outcome of a run: per-row results, per-metric summaries, usage and configuration; the
+run record (``<results>.run.json``) written and read back.
+
+A run writes its record when its first row is written (the input's fingerprint, the metrics)
+and again at its end (summaries, usage); reports and ``--resume`` read it back.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import require_extra, unknown_metric
+from ragmeter.errors import DataError, require_extra, unknown_metric
 from ragmeter.io.paths import sidecar_path
-from ragmeter.redact import redact_value
+from ragmeter.io.redact import redact_value
+from ragmeter.io.results import Expect
+from ragmeter.metrics.registry import all_specs
 from ragmeter.scoring.statistics import Summary
 from ragmeter.types import FIELDS, MetricSpec, RowResult, Usage
 
 #: Input fields ``to_pandas(inputs=True)`` adds, in this order (``id`` is already there).
 INPUT_COLUMNS: tuple[str, ...] = tuple(name for name in FIELDS if name != "question_id")
+
+
+#: Draws :meth:`RunResult.plot`'s figure. Reports sit above results (a result never imports
+#: them), so the public API installs :func:`ragmeter.report.figure_for` here.
+_PLOTTER: Callable[[RunResult, str], Any] | None = None
+
+
+def install_plotter(plotter: Callable[[RunResult, str], Any]) -> None:
+    """Make ``plotter(result, metric)`` draw :meth:`RunResult.plot`'s figures."""
+    global _PLOTTER
+    _PLOTTER = plotter
 
 
 def spec_record(spec: MetricSpec) -> dict[str, Any]:
@@ -150,11 +168,9 @@ class RunResult:
         """A matplotlib figure (histogram and box plot) of one metric, for notebooks."""
         self._check_metric(metric)
         require_extra("report", ("matplotlib",), "RunResult.plot()")
-        from ragmeter.report.load import Run
-        from ragmeter.report.plots import figure_for
-
-        run = Run.from_parts([r.to_json() for r in self.rows], self.info)
-        return figure_for(run, metric)
+        if _PLOTTER is None:  # importing ragmeter.result imports ragmeter, which installs it
+            raise RuntimeError("No plotter installed: import ragmeter first.")
+        return _PLOTTER(self, metric)
 
     def __repr__(self) -> str:
         parts = ", ".join(
@@ -201,3 +217,41 @@ def write_sidecar(results_path: str | Path, info: dict[str, Any]) -> Path:
     tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
     tmp.replace(path)
     return path
+
+
+def read_sidecar(results_path: str | Path) -> dict[str, Any] | None:
+    """The run record of ``results_path``, or ``None`` when there is none."""
+    path = sidecar_path(results_path)
+    if not path.exists():
+        return None
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(
+            f"{path}: not valid JSON ({exc}). Delete it to report without run information, "
+            "or run again to write it."
+        ) from None
+    if not isinstance(info, dict):
+        raise DataError(f"{path}: expected a JSON object. Got {type(info).__name__}.")
+    return info
+
+
+def results_expect(info: Mapping[str, Any] | None) -> Expect:
+    """What the rows of a results file must satisfy, from its run record: each metric's range
+    (the record's, else the registry's) and the input's row count (when recorded)."""
+    bounds = {name: (spec.lower, spec.upper) for name, spec in all_specs().items()}
+    info = info or {}
+    declared = info.get("metrics")
+    for name, spec in declared.items() if isinstance(declared, Mapping) else ():
+        if not isinstance(spec, Mapping):
+            continue
+        lower, upper = spec.get("lower"), spec.get("upper")
+        if _is_number(lower) and _is_number(upper):
+            bounds[str(name)] = (float(lower), float(upper))
+    recorded = info.get("input")
+    rows = recorded.get("rows") if isinstance(recorded, Mapping) else None
+    return Expect(bounds, rows if isinstance(rows, int) and not isinstance(rows, bool) else None)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

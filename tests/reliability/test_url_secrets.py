@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
+from ragmeter.io.redact import redact, redact_url, register_secret
 from ragmeter.metrics.base import Settings
-from ragmeter.redact import redact, redact_url, register_secret
 from ragmeter.result import sidecar_path
 from ragmeter.testing.server import HashingEmbedder, TestServer
 

@@ -35,17 +35,11 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, JudgeUnavailableError, RagmeterError
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.readers import SUFFIXES, Row, _csv_cell, jsonl_row, open_rows
+from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.result import RunResult, json_record, write_sidecar
-from ragmeter.runner import (
-    BatchScorer,
-    Plan,
-    _Runner,
-    make_result,
-    stopped_message,
-)
+from ragmeter.runner import BatchScorer, Plan, Runner, make_result, stopped_message
 from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
@@ -178,7 +172,7 @@ class _ScoreBatches:
         elif fmt == "csv":
             for record in batch.to_pylist():
                 skip.append(False)
-                rows.append(Row(len(rows), {k: _csv_cell(v) for k, v in record.items()}, WHERE))
+                rows.append(Row(len(rows), {k: csv_cell(v) for k, v in record.items()}, WHERE))
         else:
             for record in batch.to_pylist():
                 skip.append(False)
@@ -269,7 +263,7 @@ def run_ray(
     asyncio.run(_preflight(ctx, plan))
     started = dt.datetime.now(dt.UTC)
 
-    state = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data_path)
+    state = Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data_path)
     out_path = Path(out) if out is not None else None
     # Rows that lack metrics added since (state.resumed.partial) are scored again in full.
     done = state.open_results(out_path, resume=resume)
@@ -433,7 +427,7 @@ def _where(fmt: str, index: int, line: int) -> str:
 
 def _drain(
     scored: Any,
-    state: _Runner,
+    state: Runner,
     job: _Job,
     *,
     fmt: str,

@@ -362,7 +362,9 @@ def _json_item(index: int, item: Any, name: str) -> Row:
     return _shallow_row(index, item, where, f"{where} of {name}")
 
 
-def _csv_cell(value: str | None) -> Any:
+def csv_cell(value: str | None) -> Any:
+    """A CSV cell's value: a cell holding a JSON list or object (a column of contexts) is
+    parsed, any other cell stays text; an empty trailing cell is ``None``."""
     if value is None:
         return None
     stripped = value.strip()
@@ -387,7 +389,7 @@ def _csv_rows(path: Path) -> Iterator[Row]:
                     )
                     continue
                 try:
-                    data = {k: _csv_cell(v) for k, v in record.items()}
+                    data = {k: csv_cell(v) for k, v in record.items()}
                 except RecursionError:
                     yield Row(index, None, where, f"{where} of {path.name} {_TOO_DEEP}")
                     continue

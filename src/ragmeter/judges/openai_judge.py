@@ -39,11 +39,11 @@ from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
+from ragmeter.io.redact import redact, redact_url, register_secret, url_secrets
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.prompts import Prompt, load_prompt
-from ragmeter.redact import redact, redact_url, register_secret, url_secrets
 from ragmeter.types import Usage
 
 __all__ = ["OpenAIJudge"]

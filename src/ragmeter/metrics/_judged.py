@@ -7,11 +7,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragmeter.aio import gather_or_cancel
 from ragmeter.errors import JudgeUnavailableError, RagmeterError, failure_cause
 from ragmeter.judges.base import AnalyzeRequest, Judge, Want
+from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome, RunContext
-from ragmeter.progress import scored
+from ragmeter.metrics.progress import scored
 from ragmeter.types import Failure, Sample
 
 log = logging.getLogger(__name__)

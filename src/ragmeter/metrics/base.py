@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ragmeter.errors import ConfigError
-from ragmeter.progress import CHUNK_ROWS, scored
+from ragmeter.metrics.progress import CHUNK_ROWS, scored
 from ragmeter.settings import Settings
 from ragmeter.types import Failure, Sample, Score, Usage
 

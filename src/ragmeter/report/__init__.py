@@ -7,7 +7,7 @@ extra.
 """
 
 from ragmeter.report.compare import Comparison, MetricComparison, compare_runs
-from ragmeter.report.html import render_report, write_report
+from ragmeter.report.html import render_report, write_report, write_run_report
 from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run
 from ragmeter.report.plots import figure_for
 from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
@@ -28,4 +28,5 @@ __all__ = [
     "render_report",
     "risk_signs",
     "write_report",
+    "write_run_report",
 ]

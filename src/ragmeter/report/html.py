@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.io.paths import make_parent
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run, read_details
 from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
@@ -683,6 +684,26 @@ def render_report(
     _config_section(w, r)
     w.add("</main></body></html>\n")
     return w.html()
+
+
+def write_run_report(
+    result: Any,
+    out_path: str | os.PathLike[str],
+    *,
+    results: str | os.PathLike[str] | None = None,
+    group_by: str | None = None,
+) -> Path:
+    """Write the HTML report at the end of a run (``evaluate(report=...)``, ``--report``).
+
+    The rows are read from ``results`` (the results file they were streamed to) when given,
+    else from the rows ``result`` (a RunResult) kept; ``out_path``'s folder is made.
+    """
+    if results is not None:
+        run = load_run(results)
+    else:
+        run = Run.from_parts([r.to_json() for r in result.rows], result.info)
+    make_parent(out_path)
+    return write_report(run, out_path, group_by=group_by)
 
 
 def write_report(

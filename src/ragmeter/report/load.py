@@ -24,7 +24,7 @@ from typing import Any
 from ragmeter.errors import DataError, unknown_metric
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.results import read_results, scan_results
-from ragmeter.run_record import read_sidecar, results_expect
+from ragmeter.result import read_sidecar, results_expect
 from ragmeter.scoring.statistics import Summary, summarize
 
 __all__ = [

@@ -15,16 +15,16 @@ import sys
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
-from ragmeter.aio import gather_or_cancel
+from ragmeter._version import __version__
 from ragmeter.errors import (
     ConfigError,
     DataError,
@@ -34,25 +34,28 @@ from ragmeter.errors import (
 )
 from ragmeter.io.columns import ColumnMap, to_sample
 from ragmeter.io.fingerprint import input_fingerprint
-from ragmeter.io.paths import check_outputs, is_stdout, make_parent, results_lock
+from ragmeter.io.paths import check_outputs, is_stdout, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
+from ragmeter.io.redact import known_secrets, redact_url, redact_value
 from ragmeter.metrics import registry
+from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import MetricFamily, Outcome, RunContext, Settings
-from ragmeter.progress import (
+from ragmeter.metrics.progress import reporting_to
+from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
+from ragmeter.runner.progress import (
     Progress,
     ProgressFunction,
     in_notebook,
     library_bars_off,
     make_progress,
-    reporting_to,
 )
-from ragmeter.redact import known_secrets, redact_url, redact_value
-from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
-from ragmeter.resume import Resumed, load_resumed
+from ragmeter.runner.resume import Resumed, load_resumed
 from ragmeter.scoring.statistics import Resamples, Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
 log = logging.getLogger("ragmeter")
+
+T = TypeVar("T")
 
 #: Batches scored at the same time; two keep the judge's concurrency limit busy at the seams.
 BATCHES_IN_FLIGHT = 2
@@ -60,78 +63,6 @@ BATCHES_IN_FLIGHT = 2
 PATH_CHECK_ROWS = 20
 #: Families that need neither a judge nor a model.
 EXACT_FAMILIES = frozenset({"lexical", "retrieval"})
-
-
-def evaluate(
-    data: Any,
-    metrics: Sequence[str] | str | None = None,
-    *,
-    column_map: Mapping[str, Any] | Iterable[str] | None = None,
-    judge: Any = None,
-    settings: Settings | None = None,
-    out: str | Path | IO[str] | None = None,
-    report: str | Path | None = None,
-    progress: bool | ProgressFunction | None = None,
-    resume: bool = False,
-    keep_rows: bool = True,
-) -> RunResult:
-    """Score ``data`` with ``metrics`` and return a :class:`RunResult`.
-
-    Parameters
-    ----------
-    data : path, DataFrame, datasets.Dataset, or list of dicts
-        Samples in Unitxt's RAG fields or Ragas' column names.
-    metrics : list of str or comma-separated str, optional
-        Registry names (see ``ragmeter metrics``). By default every metric whose fields exist.
-    column_map : mapping or list of "field=path", optional
-        Where a field comes from: a column name, a dotted path, or a callable over the row.
-    judge : str or Judge, optional
-        ``"offline"`` (default), ``"openai:MODEL"``, or a Judge object (e.g. ``FakeJudge``).
-    settings : Settings, optional
-        Everything else (concurrency, cache, models, k values, prices).
-    out : path or text stream, optional
-        Write results as JSONL while scoring (and ``<out>.run.json``); rows are then also kept.
-        ``"-"`` (or an open text stream) writes the JSONL lines there as rows are scored, with
-        no run record beside them.
-    report : path, optional
-        Write the HTML report there at the end.
-    progress : bool or callable, optional
-        Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
-        or in a notebook only. A function is called instead with ``(rows done, total rows or
-        None)`` as rows are scored.
-    resume : bool
-        Skip rows already present in ``out``.
-    keep_rows : bool
-        Keep every row's result in ``RunResult.rows``. With ``False`` (the CLI with ``--out``)
-        rows are only streamed to ``out`` and memory stays flat; summaries are the same.
-    """
-    run = aevaluate(
-        data,
-        metrics,
-        column_map=column_map,
-        judge=judge,
-        settings=settings,
-        out=out,
-        report=report,
-        progress=progress,
-        resume=resume,
-        keep_rows=keep_rows,
-    )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run)
-    if not in_notebook():
-        run.close()
-        raise RuntimeError(
-            "evaluate() was called inside a running event loop (a server, or another "
-            "asyncio program): it would block that loop. Use 'await ragmeter.aevaluate(...)' "
-            "there instead."
-        )
-    # A notebook's kernel runs a loop in this thread, and a cell blocks anyway: run this
-    # one in a worker thread and wait for it, as users of other tools call evaluate() there.
-    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-evaluate") as pool:
-        return pool.submit(asyncio.run, run).result()
 
 
 async def aevaluate(
@@ -142,19 +73,22 @@ async def aevaluate(
     judge: Any = None,
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
-    report: str | Path | None = None,
     progress: bool | ProgressFunction | None = None,
     resume: bool = False,
     keep_rows: bool = True,
+    outputs: Mapping[str, str | Path | None] | None = None,
 ) -> RunResult:
-    """Async twin of :func:`evaluate`; ``keep_rows=False`` streams without keeping rows."""
+    """Score ``data`` with ``metrics``: :func:`ragmeter.aevaluate` without the report.
+
+    ``outputs`` names other files the caller writes after the run (``{"report": path}``):
+    they are checked with ``out`` and the cache before the first row is read.
+    """
     settings = settings or Settings()
     if judge is not None:
         settings = replace(settings, judge=judge)
-    stream = _stream(out)
+    stream = stream_of(out)
     if stream is not None:
         out = None
-        keep_rows = keep_rows or report is not None  # the report is drawn from the rows
     if resume and out is None:
         raise ConfigError("resume=True needs out=PATH: the results file to resume.")
     check_outputs(
@@ -162,7 +96,7 @@ async def aevaluate(
         {
             "out": out,
             "the run record of out": sidecar_path(out) if out is not None else None,
-            "report": report,
+            **(outputs or {}),
             "cache_path": settings.cache_path if settings.use_cache else None,
         },
     )
@@ -180,7 +114,7 @@ async def aevaluate(
                 preflight = getattr(judge_obj, "preflight", None)
                 if preflight is not None:
                     await preflight()
-            runner = _Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data)
+            runner = Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data)
             started = dt.datetime.now(dt.UTC)
             try:
                 await runner.run(
@@ -197,20 +131,35 @@ async def aevaluate(
             await ctx.aclose()
         if out is not None:
             write_sidecar(out, result.info)
-    if report is not None:
-        from ragmeter.report.html import write_report
-        from ragmeter.report.load import Run, load_run
-
-        if keep_rows or out is None:
-            run = Run.from_parts([r.to_json() for r in result.rows], result.info)
-        else:
-            run = load_run(out)  # rows were streamed to ``out``, not kept
-        make_parent(report)
-        write_report(run, report)
     return result
 
 
-def _stream(out: Any) -> IO[str] | None:
+def evaluate(*args: Any, **kwargs: Any) -> RunResult:
+    """:func:`aevaluate` from synchronous code: :func:`ragmeter.evaluate` without the report."""
+    return run_sync(aevaluate(*args, **kwargs))
+
+
+def run_sync(run: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end from synchronous code: ``asyncio.run``, or in a notebook
+    (whose kernel already runs a loop in this thread) in a worker thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run)
+    if not in_notebook():
+        run.close()
+        raise RuntimeError(
+            "evaluate() was called inside a running event loop (a server, or another "
+            "asyncio program): it would block that loop. Use 'await ragmeter.aevaluate(...)' "
+            "there instead."
+        )
+    # A notebook's kernel runs a loop in this thread, and a cell blocks anyway: run this
+    # one in a worker thread and wait for it, as users of other tools call evaluate() there.
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-evaluate") as pool:
+        return pool.submit(asyncio.run, run).result()
+
+
+def stream_of(out: Any) -> IO[str] | None:
     """The text stream ``out`` names (``"-"`` is standard output), or None for a path."""
     if is_stdout(out):
         return sys.stdout
@@ -578,8 +527,11 @@ class _CallProgress:
         self.batch.report(self.index, self.batch.sizes[self.index])
 
 
-class _Runner:
-    """One local run: stream batches through a BatchScorer, write and accumulate in order."""
+class Runner:
+    """One run's rows in order: stream batches through a BatchScorer, write and accumulate.
+
+    The local run calls :meth:`run`; the Ray engine scores on its cluster and uses the rest
+    (resume, the run record, the accumulators and summaries)."""
 
     def __init__(
         self,
@@ -658,7 +610,7 @@ class _Runner:
 
     def open_results(self, out: Path | None, *, resume: bool) -> set[int]:
         """Fingerprint the input for ``out``'s run record; on resume, check ``out`` and take
-        what stays of it (:mod:`ragmeter.resume`). Returns the rows done."""
+        what stays of it (:mod:`ragmeter.runner.resume`). Returns the rows done."""
         if out is None:
             return set()
         self.fingerprint = input_fingerprint(self.data) if self.data is not None else None
@@ -682,10 +634,8 @@ class _Runner:
 
     def start_record(self) -> dict[str, Any]:
         """The run record written with the first row: which input, which metrics."""
-        import ragmeter
-
         return {
-            "ragmeter_version": ragmeter.__version__,
+            "ragmeter_version": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(),
             "data": self.source.name,
             "input": self.fingerprint,
@@ -755,13 +705,11 @@ def make_result(
     extra_info: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Summaries (one metric at a time, releasing its spill file) and the run's record."""
-    import ragmeter
-
     summary = _summaries(acc)
     specs = {s.name: s for s in plan.specs}
     usage = ctx.usage
     info: dict[str, Any] = {
-        "ragmeter_version": ragmeter.__version__,
+        "ragmeter_version": __version__,
         "created": started.isoformat(),
         "finished": dt.datetime.now(dt.UTC).isoformat(),
         "data": data_name,

@@ -1,8 +1,9 @@
 """What of a results file stays on ``--resume``, checked before a byte is appended or cut.
 
-The file must be this input's results (:func:`~ragmeter.run_record.check_resumable`) and every
-line a valid row (:mod:`ragmeter.io.results`: scores in their metrics' ranges, indexes in the
-input's). Then each row that counts is
+The file must be this input's results (:func:`check_resumable`: its run record names this
+input; a file without one was not written by ragmeter) and every line a valid row
+(:mod:`ragmeter.io.results`: scores in their metrics' ranges, indexes in the input's). Then
+each row that counts is
 
 - done: kept as it is, and counted in the summaries;
 - missing metrics added to the run since it was written: kept, and only those metrics are
@@ -14,19 +15,21 @@ Only a cut-off last line (a killed run's) is cut.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError
+from ragmeter.io.fingerprint import same_input
+from ragmeter.io.paths import sidecar_path
 from ragmeter.io.readers import open_rows
 from ragmeter.io.results import ResultsScan, read_record_at, read_results, scan_results
 from ragmeter.metrics.registry import changed_meanings
-from ragmeter.run_record import check_resumable, results_expect
+from ragmeter.result import read_sidecar, results_expect
 from ragmeter.types import RowResult
 
-__all__ = ["Resumed", "load_resumed", "merged"]
+__all__ = ["Resumed", "check_resumable", "load_resumed", "merged"]
 
 
 @dataclass(slots=True)
@@ -105,3 +108,37 @@ def merged(old: RowResult, new: RowResult) -> RowResult:
         metadata=new.metadata if new.metadata is not None else old.metadata,
         failure_causes={**old.failure_causes, **new.failure_causes},
     )
+
+
+def check_resumable(
+    results: Path, fingerprint: dict[str, Any] | None, *, data_name: str
+) -> dict[str, Any]:
+    """The run record of ``results`` if it was written for the input ``fingerprint`` names;
+    ``DataError`` otherwise (the file is left as it is)."""
+    record = sidecar_path(results)
+    fresh = "Give --out a new path, or leave out --resume to start over (the file is replaced)."
+    if fingerprint is None:
+        raise DataError(
+            f"--resume needs data that can be read twice, to check that {results} holds its "
+            "results: a file path, a list, a DataFrame or a Dataset, not an iterator."
+        )
+    info = read_sidecar(results)
+    if info is None:
+        raise DataError(
+            f"{results} has no run record ({record.name} beside it), so it was not written by "
+            f"ragmeter, or its record was deleted; --resume appends only to results of this "
+            f"input. {fresh}"
+        )
+    recorded = info.get("input")
+    if not isinstance(recorded, Mapping):
+        raise DataError(
+            f"The run record {record} does not name the input {results} holds results of "
+            f"(an older ragmeter, or RunResult.to_jsonl, wrote it). {fresh}"
+        )
+    if not same_input(recorded, fingerprint):
+        raise DataError(
+            f"{results} holds the results of another input: its run record names "
+            f"{info.get('data')!r} (sha256 {str(recorded.get('sha256'))[:12]}...), and this "
+            f"input {data_name!r} differs (sha256 {fingerprint['sha256'][:12]}...). {fresh}"
+        )
+    return info
