@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.allow_download:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from ragmeter.cli_verifier import verifier_settings
+    from ragmeter.cli.verifier import verifier_settings
     from ragmeter.settings import Settings
 
     settings = Settings(

@@ -7,7 +7,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from ragmeter.metaeval.cli import register
+from ragmeter.cli.metaeval import register
 from ragmeter.testing.server import TestServer
 
 

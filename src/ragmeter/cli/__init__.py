@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ragmeter import cli_verifier as nli
+from ragmeter.cli import verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
@@ -600,7 +600,7 @@ def list_metrics(
 
 def _register_commands() -> None:
     """Commands defined beside the code they drive (reports, meta-evaluation)."""
-    from ragmeter.metaeval.cli import register as register_metaeval
+    from ragmeter.cli.metaeval import register as register_metaeval
     from ragmeter.report.cli import register as register_report
 
     register_report(app)

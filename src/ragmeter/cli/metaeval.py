@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from ragmeter import cli_verifier as nli
+from ragmeter.cli import verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.settings import Settings
 
