@@ -8,6 +8,23 @@
 ... )
 >>> result.summary["k_precision"].mean
 1.0
+
+Names that look alike, told apart once:
+
+- :class:`RunResult` is what :func:`evaluate` returns (rows, summaries, usage, the run
+  record); :class:`ragmeter.report.Run` is a run's results read back for reports (from a
+  results file or a RunResult, metrics not in the registry included);
+  :class:`ragmeter.metrics.base.RunContext` is what the metric families share while a run
+  scores (settings, the judge, models, usage).
+- :class:`RowResult` is one row's scores, reasons and failures as a run produces it;
+  :class:`ragmeter.report.ReportRow` is one row as a report reads it back;
+  :class:`ragmeter.io.readers.Row` is one input row as read (its index, data and where).
+- :class:`MetricSpec` is what the registry knows about a metric (fields it needs, family,
+  direction, range); :class:`ragmeter.report.MetricInfo` is what a report knows about a
+  metric from a results file (direction and range, ``inferred`` when guessed from the name).
+- :class:`ragmeter.runner.BatchScorer` scores a batch of rows through every family;
+  :class:`ragmeter.runner.Runner` runs them in order with resume, the run record and the
+  summaries.
 """
 
 from __future__ import annotations

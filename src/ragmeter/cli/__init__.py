@@ -384,14 +384,14 @@ def _check_group_by(data: Path, column: list[str] | None, group_by: str) -> None
 
     from ragmeter.io.columns import ColumnMap, to_sample
     from ragmeter.io.readers import open_rows
-    from ragmeter.report.load import Row, check_group_path
+    from ragmeter.report.load import ReportRow, check_group_path
 
     cmap = ColumnMap.from_any(column or None)
     rows = []
     for row in islice(open_rows(data), 200):
         if row.data is not None:
             sample, _ = to_sample(row.data, cmap)
-            rows.append(Row(row.index, sample.question_id, {}, metadata=sample.metadata))
+            rows.append(ReportRow(row.index, sample.question_id, {}, metadata=sample.metadata))
     check_group_path(group_by, rows)
 
 

@@ -181,7 +181,7 @@ class LexicalFamily:
         """Every requested metric of every sample, the batch tokenised at once."""
         if not samples or not metrics:
             return [{} for _ in samples]
-        return _BatchScorer(samples, metrics).run(self.score_sample)
+        return _LexicalBatch(samples, metrics).run(self.score_sample)
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
@@ -190,7 +190,7 @@ class LexicalFamily:
         return self.score_samples(samples, metrics)
 
 
-class _BatchScorer:
+class _LexicalBatch:
     """The texts of a batch laid out for :func:`ragmeter.scoring.lexical.batch_common`:
     answers, then questions, then each sample's contexts and references, so that every
     text looked up in the answers is in one consecutive run."""

@@ -8,7 +8,7 @@ extra.
 
 from ragmeter.report.compare import Comparison, MetricComparison, compare_runs
 from ragmeter.report.html import render_report, write_report, write_run_report
-from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run
+from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run, load_run
 from ragmeter.report.plots import figure_for
 from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
 
@@ -16,9 +16,9 @@ __all__ = [
     "Comparison",
     "MetricComparison",
     "MetricInfo",
+    "ReportRow",
     "RiskSign",
     "RiskThresholds",
-    "Row",
     "Run",
     "as_run",
     "compare_runs",

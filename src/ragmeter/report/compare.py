@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, unknown_metric
-from ragmeter.report.load import MetricInfo, Row, Run, as_run
+from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run
 from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
 
 __all__ = ["Comparison", "GateResult", "MetricComparison", "SampleChange", "compare_runs"]
@@ -156,7 +156,9 @@ class Comparison:
         )
 
 
-def _pair(a: Run, b: Run) -> tuple[list[tuple[Row, Row]], Literal["id", "index"], int, int]:
+def _pair(
+    a: Run, b: Run
+) -> tuple[list[tuple[ReportRow, ReportRow]], Literal["id", "index"], int, int]:
     def unique_ids(run: Run) -> bool:
         ids = [r.id for r in run.rows]
         return all(i is not None for i in ids) and len(set(ids)) == len(ids)
@@ -183,7 +185,7 @@ def _pair(a: Run, b: Run) -> tuple[list[tuple[Row, Row]], Literal["id", "index"]
 
 
 def _compare_metric(
-    name: str, info: MetricInfo, pairs: Sequence[tuple[Row, Row]], *, top: int
+    name: str, info: MetricInfo, pairs: Sequence[tuple[ReportRow, ReportRow]], *, top: int
 ) -> MetricComparison:
     xs, ys, changes = [], [], []
     only_a = only_b = 0

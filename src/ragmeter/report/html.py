@@ -22,7 +22,7 @@ import numpy as np
 
 from ragmeter.io.paths import make_parent
 from ragmeter.report.compare import Comparison, compare_runs
-from ragmeter.report.load import MetricInfo, Row, Run, as_run, load_run, read_details
+from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run, load_run, read_details
 from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
 from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
 from ragmeter.report.svg import PLOT_CSS, distribution_svg
@@ -97,7 +97,7 @@ def _ci(s: Summary) -> str:
     return f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
 
 
-def worst_rows(run: Run, metric: str, n: int) -> list[Row]:
+def worst_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
     """The ``n`` rows with the worst defined score of ``metric`` (direction-aware; ties by
     row index)."""
     info = run.metric(metric)
@@ -128,7 +128,7 @@ def _load_lean(obj: Any, worst_n: int) -> Run:
     return run.with_details(read_details(obj, shown_indices(run, worst_n)))
 
 
-def _unscored_rows(run: Run, metric: str, n: int) -> list[Row]:
+def _unscored_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
     col = run.column(metric)
     return [run.rows[p] for p in sorted(col.undefined + col.failed)[:n]]
 
@@ -295,7 +295,7 @@ def _details(w: _Writer, details: Any) -> str:
     return "".join(out)
 
 
-def _sample(w: _Writer, row: Row, metric: str, info: MetricInfo) -> None:
+def _sample(w: _Writer, row: ReportRow, metric: str, info: MetricInfo) -> None:
     value = row.scores.get(metric)
     head = f"row {row.index}" + (f" · id {w.t(row.id, limit=200)}" if row.id is not None else "")
     score = "undefined" if value is None else _num(value)
@@ -323,7 +323,7 @@ def _plot(w: _Writer, run: Run, info: MetricInfo, *, group_by: str | None = None
     w.add(distribution_svg(groups, info))
 
 
-def _samples(w: _Writer, rows: Sequence[Row], info: MetricInfo, title: str) -> None:
+def _samples(w: _Writer, rows: Sequence[ReportRow], info: MetricInfo, title: str) -> None:
     """Rows in full, folded under a summary that lists them with their scores."""
     listed = ", ".join(
         f"{r.index} ({'—' if r.scores.get(info.name) is None else _num(r.scores[info.name], 2)})"

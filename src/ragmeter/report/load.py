@@ -30,7 +30,7 @@ from ragmeter.scoring.statistics import Summary, summarize
 __all__ = [
     "Column",
     "MetricInfo",
-    "Row",
+    "ReportRow",
     "Run",
     "as_run",
     "check_group_path",
@@ -81,8 +81,10 @@ class MetricInfo:
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
-    """One row of results, as read back."""
+class ReportRow:
+    """One row of results as a report reads it back (a results line, or a
+    :class:`~ragmeter.types.RowResult` of a run in memory); not an input row
+    (:class:`ragmeter.io.readers.Row`)."""
 
     index: int
     id: str | None
@@ -117,7 +119,7 @@ class Row:
         return value
 
 
-def group_paths(rows: Iterable[Row]) -> list[str]:
+def group_paths(rows: Iterable[ReportRow]) -> list[str]:
     """The paths a report can group ``rows`` by: row fields and ``metadata`` keys, nested."""
     found: dict[str, None] = {}
     for row in rows:
@@ -134,7 +136,7 @@ def group_paths(rows: Iterable[Row]) -> list[str]:
     return sorted(found)
 
 
-def check_group_path(path: str, rows: Iterable[Row]) -> None:
+def check_group_path(path: str, rows: Iterable[ReportRow]) -> None:
     """Raise ``DataError`` when no row has a value at ``path``: a typo, not a group.
 
     Names close paths of the rows (``metadata.category`` for ``metadata.categroy``).
@@ -170,7 +172,7 @@ class Column:
 class Run:
     """A run's rows and information (the sidecar's content), ready for reports."""
 
-    rows: tuple[Row, ...]
+    rows: tuple[ReportRow, ...]
     info: Mapping[str, Any]
     #: Where the results were read from (``None`` for in-memory runs).
     source: Path | None = None
@@ -262,7 +264,7 @@ class Run:
             self._cache[key] = summarize(self.values(metric), undefined=undefined, failed=failed)
         return self._cache[key]
 
-    def subset(self, rows: Sequence[Row]) -> Run:
+    def subset(self, rows: Sequence[ReportRow]) -> Run:
         """A run with the same info and only ``rows``."""
         return Run(rows=tuple(rows), info=self.info, source=self.source)
 
@@ -280,7 +282,7 @@ class Run:
 
     def _split(self, path: str, max_groups: int) -> dict[str, Run]:
         check_group_path(path, self.rows)
-        buckets: dict[str, list[Row]] = {}
+        buckets: dict[str, list[ReportRow]] = {}
         for row in self.rows:
             value = row.lookup(path)
             label = "(missing)" if value is None else _label(value)
@@ -301,7 +303,7 @@ class Run:
         return Run(rows=rows, info=self.info, source=self.source)
 
 
-def _replace_details(row: Row, details: Mapping[str, Any]) -> Row:
+def _replace_details(row: ReportRow, details: Mapping[str, Any]) -> ReportRow:
     from dataclasses import replace
 
     return replace(row, details=dict(details))
@@ -350,7 +352,7 @@ def _str_map(value: Any, name: str, where: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items() if v is not None}
 
 
-def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> Row:
+def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> ReportRow:
     if not isinstance(obj, Mapping):
         raise DataError(f"{where}: expected a JSON object. Got {type(obj).__name__}.")
     raw_scores = obj.get("scores")
@@ -385,7 +387,7 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> Row:
     details = obj.get("details") if keep_details else None
     metadata = obj.get("metadata")
     question, answer = obj.get("question"), obj.get("answer")
-    return Row(
+    return ReportRow(
         index=index,
         id=None if rid is None else str(rid),
         scores=scores,

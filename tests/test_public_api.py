@@ -1,0 +1,52 @@
+"""The flat public namespace: ``ragmeter.__all__`` is exactly the API, and each name resolves."""
+
+from __future__ import annotations
+
+import ragmeter
+
+PUBLIC = {
+    "CacheError",
+    "ConfigError",
+    "DataError",
+    "Failure",
+    "JudgeError",
+    "JudgeReplyError",
+    "MetricSpec",
+    "MissingColumnError",
+    "ModelUnavailableError",
+    "RagmeterError",
+    "RowResult",
+    "RunResult",
+    "Sample",
+    "Score",
+    "Settings",
+    "Summary",
+    "UnknownMetricError",
+    "Usage",
+    "__version__",
+    "aevaluate",
+    "evaluate",
+    "list_metrics",
+}
+
+
+def test_all_lists_exactly_the_public_api() -> None:
+    assert set(ragmeter.__all__) == PUBLIC
+    assert len(ragmeter.__all__) == len(PUBLIC)
+
+
+def test_every_public_name_resolves() -> None:
+    missing = [name for name in ragmeter.__all__ if not hasattr(ragmeter, name)]
+    assert missing == []
+
+
+def test_an_unknown_metric_raises_the_exported_error_type() -> None:
+    result = ragmeter.evaluate(
+        [{"answer": "Paris", "contexts": ["Paris"]}], ["k_precision"], progress=False
+    )
+    try:
+        result.scores("k_precison")
+    except ragmeter.UnknownMetricError as exc:
+        assert "k_precision" in str(exc)  # the close name is suggested
+    else:
+        raise AssertionError("an unknown metric name was accepted")
