@@ -172,3 +172,18 @@ def test_compare_gate_errors(cli, results_file, gate, message):
     res = cli("compare", results_file, results_file, "--fail-if-worse", gate)
     assert res.exit_code == 2
     assert message in res.output and "Traceback" not in res.output
+
+
+def test_compare_of_an_old_and_a_new_context_precision_exits_2_naming_the_rename(cli, writer, rd):
+    from ragmeter.metrics.registry import CHANGED_MEANING
+
+    old_info = rd.make_info()
+    old_info["metrics"]["context_precision"]["description"] = CHANGED_MEANING[
+        "context_precision"
+    ].old_description
+    a = writer("a.jsonl", rd.make_rows(), old_info)
+    b = writer("b.jsonl", rd.make_rows(), rd.make_info())
+    res = cli("compare", a, b)
+    assert res.exit_code == 2, res.output
+    assert "context_claim_precision" in res.output
+    assert "not compared" in " ".join(res.output.split())

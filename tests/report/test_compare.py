@@ -127,3 +127,29 @@ def test_conflicting_directions_refuse_to_compare():
 def test_an_unchanged_mean_is_said_once():
     mc = compare_runs(run([0.5, 0.5, 0.5]), run([0.75, 0.25, 0.5])).get("faithfulness")
     assert mc.verdict() == "B is unchanged on average (1 improved, 1 worsened, 1 unchanged)."
+
+
+def _context_precision_run(description):
+    info = {
+        "metrics": {"context_precision": {"higher_is_better": True, "description": description}}
+    }
+    return run([0.5, 0.7, 0.9], metric="context_precision", info=info)
+
+
+def test_compare_refuses_context_precision_with_two_meanings():
+    from ragmeter.metrics.registry import CHANGED_MEANING, get_spec
+
+    old = _context_precision_run(CHANGED_MEANING["context_precision"].old_description)
+    new = _context_precision_run(get_spec("context_precision").description)
+    for a, b in ((old, new), (new, old)):
+        with pytest.raises(DataError, match="context_claim_precision") as exc:
+            compare_runs(a, b)
+        assert "not compared" in str(exc.value)
+
+
+def test_compare_accepts_two_runs_with_the_old_context_precision():
+    from ragmeter.metrics.registry import CHANGED_MEANING
+
+    old = CHANGED_MEANING["context_precision"].old_description
+    comparison = compare_runs(_context_precision_run(old), _context_precision_run(old))
+    assert comparison.get("context_precision").n_pairs == 3

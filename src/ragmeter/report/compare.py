@@ -14,6 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, unknown_metric
+from ragmeter.metrics.registry import changed_meanings
 from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run
 from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
 
@@ -259,6 +260,27 @@ def _compare_metric(
     )
 
 
+def _check_same_meaning(name: str, a: Run, b: Run) -> None:
+    """``DataError`` when one run holds ``name`` with a formula since renamed (an older
+    ragmeter's ``context_precision``, say) and the other with today's: two measures under one
+    name. Both runs with the old formula compare as usual."""
+    old = {
+        label: changed_meanings(run.info.get("metrics"), where=where, names=[name])
+        for label, run, where in (
+            ("A", a, str(a.source) if a.source else "run A (the baseline)"),
+            ("B", b, str(b.source) if b.source else "run B"),
+        )
+    }
+    if bool(old["A"]) != bool(old["B"]):
+        message = (old["A"] or old["B"])[0]
+        other = "B" if old["A"] else "A"
+        raise DataError(
+            f"{message} Run {other} holds today's {name}, so the two runs measure different "
+            f"things under one name and are not compared: score the older run's data again "
+            f"with this ragmeter (cached judge replies make it cheap)."
+        )
+
+
 def compare_runs(a: Any, b: Any, *, top: int = 5) -> Comparison:
     """Paired comparison of every metric present in both runs (``a`` baseline, ``b`` new).
 
@@ -283,5 +305,6 @@ def compare_runs(a: Any, b: Any, *, top: int = 5) -> Comparison:
                 f"Metric {name!r} is higher-is-better in one run and lower-is-better in the "
                 "other: the runs used different metric versions and cannot be compared."
             )
+        _check_same_meaning(name, ra, rb)
         metrics[name] = _compare_metric(name, info, pairs, top=top)
     return Comparison(metrics, len(pairs), match_by, un_a, un_b)
