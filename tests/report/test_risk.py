@@ -183,3 +183,16 @@ def test_signs_do_not_depend_on_order(values, rnd):
     assert [(s.kind, round(s.value, 9), s.rows) for s in a] == [
         (s.kind, round(s.value, 9), s.rows) for s in b
     ]
+
+
+def test_context_precision_is_poor_when_no_useful_context_is_in_the_top_two():
+    # Average precision with one useful context among five, at rank 1, 2 or 3.
+    rank_1, rank_2, rank_3 = 1.0, 0.5, 1 / 3
+    t = RiskThresholds()
+    assert t.entry_for("context_precision") is None  # not caught by a prefix entry
+    assert risk_signs([rank_1] * 6 + [rank_2] * 6, metric="context_precision") == []
+    (poor,) = risk_signs([rank_1] * 6 + [rank_3] * 6, metric="context_precision")
+    assert poor.kind == "poor_share" and poor.rows == tuple(range(6, 12))
+    # The claim-based formula keeps its own cut: 1 useful context of 5 (0.2) is normal there.
+    assert risk_signs([0.2] * 12, metric="context_claim_precision") == []
+    assert kinds(risk_signs([0.2] * 12, metric="context_precision")) == ["poor_share"]

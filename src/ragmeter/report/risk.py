@@ -61,6 +61,9 @@ DEFAULT_PER_METRIC: Mapping[str, Mapping[str, float]] = {
     "precision_at": {"poor_score": 0.1},
     # Share of contexts entailing a reference claim: with k contexts, one relevant, 1/k is normal.
     "context_claim_precision": {"poor_score": 0.2},
+    # context_precision (Ragas' average precision over the ranked contexts) needs no entry:
+    # one useful context ranked first scores 1.0 however many others follow, so the flat 0.5
+    # calls a sample poor when no useful context is in the top two, a ranking problem.
 }
 
 
