@@ -204,3 +204,25 @@ def test_wikieval_pairs_prefer_the_good_answer_at_least_8_of_10(
     values = [s.value for s in _score(samples, minilm)]
     wins = sum(values[i] > values[i + 1] for i in range(0, len(values), 2))
     assert wins >= 8
+
+
+def test_rows_waiting_for_embeddings_are_reported_scored_only_after_embedding() -> None:
+    from ragmeter.metrics.progress import reporting_to
+
+    reports: list[int] = []
+
+    class _Recording(_AxisEmbedder):
+        def embed(self, texts: Sequence[str]) -> np.ndarray:
+            reports.append(-1)  # the embedding call, in order among the reports
+            return super().embed(texts)
+
+    question = "What does it sell?"
+    samples = [
+        Sample(question=question, answer="It sells bread."),
+        Sample(question=question, answer="It sells cakes."),
+        Sample(question=question, answer=""),  # undefined at once: no embedding needed
+    ]
+    with reporting_to(reports.append):
+        scores = _score(samples, _Recording([question, "It sells bread."]))
+    assert [s.value is None for s in scores] == [False, False, True]
+    assert reports == [1, -1, 2]  # the empty answer, the embedding, then the two rows

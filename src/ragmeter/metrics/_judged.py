@@ -54,9 +54,13 @@ async def score_all(
     samples: Sequence[Sample],
     metrics: Sequence[str],
     one: Callable[[Sample, Sequence[str]], Awaitable[dict[str, Outcome]]],
+    *,
+    report: bool = True,
 ) -> list[dict[str, Outcome]]:
     """Score samples concurrently; an exception in one sample fails only that sample's row
-    (with its cause), except a judge that is unavailable: that stops the whole run."""
+    (with its cause), except a judge that is unavailable: that stops the whole run. Each
+    sample is reported scored (:func:`~ragmeter.metrics.progress.scored`) as it finishes,
+    unless ``report`` is False (the caller has more to do before a row is done)."""
 
     async def guarded(sample: Sample) -> dict[str, Outcome]:
         try:
@@ -66,7 +70,8 @@ async def score_all(
         except Exception as exc:
             log.debug("Judge-backed metric failed on a row", exc_info=True)
             out = failed_outcomes(metrics, exc)
-        scored(1)
+        if report:
+            scored(1)
         return out
 
     return await gather_or_cancel(guarded(s) for s in samples)

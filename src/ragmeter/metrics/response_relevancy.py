@@ -47,6 +47,7 @@ from ragmeter.errors import ConfigError, failure_cause
 from ragmeter.judges.base import Analysis
 from ragmeter.metrics._judged import failure_message, judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
+from ragmeter.metrics.progress import scored
 from ragmeter.scoring.typed_coverage import part_credits
 from ragmeter.text.questions import answer_sentences, question_parts
 from ragmeter.types import Failure, MetricSpec, Sample, Score
@@ -84,12 +85,15 @@ class ResponseRelevancyFamily:
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
         check_metrics("response_relevancy", metrics, (NAME,))
-        staged = await score_all(samples, metrics, self._analyze_one)
+        # A row waiting for the batch's embeddings is not done: rows are reported scored
+        # once they have their score (the others at once, the waiting ones after embedding).
+        staged = await score_all(samples, metrics, self._analyze_one, report=False)
         pending = [
             (i, outcome[NAME])
             for i, outcome in enumerate(staged)
             if isinstance(outcome[NAME], _Pending | _OfflinePending)
         ]
+        scored(len(samples) - len(pending))
         if pending:
             try:
                 outcomes = await self._embedded([p for _, p in pending])
@@ -104,6 +108,7 @@ class ResponseRelevancyFamily:
                         outcomes.append(Failure(NAME, message, cause=failure_cause(exc)))
             for (i, _), outcome in zip(pending, outcomes, strict=True):
                 staged[i] = {NAME: outcome}
+            scored(len(pending))
         return staged
 
     async def _embedded(self, pending: Sequence[_Pending | _OfflinePending]) -> list[Outcome]:
