@@ -362,7 +362,7 @@ class BatchScorer:
         """One result per row; ``only`` limits some rows (by index) to some metrics.
 
         ``progress`` advances as rows are scored, a row once every family call it is in has
-        scored it (families report per sample or per chunk, :mod:`ragmeter.progress`).
+        scored it (families report per sample or per chunk, :mod:`ragmeter.metrics.progress`).
         """
         results: list[RowResult] = []
         # family -> metric-name tuple -> [(position, sample)]
