@@ -3,9 +3,11 @@
 Each line is Spearman (answer level averaged over the 6 systems / pooled / sentence level)
 against the human support labels, as ``lfqa.py`` computes them:
 
-* ``split``: other clause boundaries for the claim splitter (also before which / because /
-  although, or before a bare because / since / while, or before a bare but / and then), with
-  the shipped calibration;
+* ``split``: other clause boundaries for the regular-expression claim splitter, the fallback
+  when spaCy is not installed (:mod:`ragmeter.judges.regex_claims`; also before which /
+  because / although, or before a bare because / since / while, or before a bare but / and
+  then), with the shipped calibration; the first row is the shipped claims (spaCy's atomic
+  claims when it is installed) for reference;
 * ``question``: K-Precision with the question's words left out of the answer (as
   ``new_token_precision`` does against a reference), best document and documents joined;
 * ``--pmi N``: conditional PMI of each answer sentence under the offline language model
@@ -16,7 +18,9 @@ against the human support labels, as ``lfqa.py`` computes them:
 
 Run::
 
-    PYTHONPATH=src python bench/meta/lfqa_ablations.py [--pmi N]
+    PYTHONPATH=src python bench/meta/lfqa_ablations.py [--limit N] [--pmi N]
+
+``--limit N`` keeps the first N answers of each system for every row (a quick check).
 """
 
 from __future__ import annotations
@@ -35,12 +39,12 @@ from scipy.stats import rankdata
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lfqa import Answer, correlations, load_lfqa, verifier_scores
 
-import ragmeter.judges.offline_features as features
+import ragmeter.judges.regex_claims as regex_claims
 from ragmeter.judges.offline import OfflineJudge
 from ragmeter.text import tokens
 
 SPLITS = {
-    "shipped": features._CLAUSE_RE,
+    "shipped": regex_claims._CLAUSE_RE,
     "also which/because/although": re.compile(
         r";\s+|,\s+(?=(?:and|but|while|whereas|yet|so|which|because|although|though)\s)",
         re.IGNORECASE,
@@ -96,20 +100,40 @@ def question_rows(answers: Sequence[Answer]) -> list[str]:
     return rows
 
 
+class _RegexSplitJudge(OfflineJudge):
+    """The offline judge with the regular-expression claim splitter, spaCy or not."""
+
+    def _parser_or_none(self) -> None:
+        return None
+
+
 def split_rows(answers: Sequence[Answer]) -> list[str]:
     rows = []
-    shipped = features._CLAUSE_RE
+    scores = verifier_scores(answers, OfflineJudge())
+    for metric in ("faithfulness", "faithfulness_support"):
+        rows.append(_line(f"{metric}, shipped claims", correlations(answers, *scores[metric])))
+    shipped = regex_claims._CLAUSE_RE
     try:
         for name, pattern in SPLITS.items():
-            features._CLAUSE_RE = pattern
-            scores = verifier_scores(answers, OfflineJudge())
+            regex_claims._CLAUSE_RE = pattern
+            scores = verifier_scores(answers, _RegexSplitJudge())
             for metric in ("faithfulness", "faithfulness_support"):
                 rows.append(
-                    _line(f"{metric}, split: {name}", correlations(answers, *scores[metric]))
+                    _line(f"{metric}, regex split: {name}", correlations(answers, *scores[metric]))
                 )
     finally:
-        features._CLAUSE_RE = shipped
+        regex_claims._CLAUSE_RE = shipped
     return rows
+
+
+def first_of_each_system(answers: Sequence[Answer], n: int) -> list[Answer]:
+    seen: Counter[str] = Counter()
+    subset = []
+    for a in answers:
+        seen[a.system] += 1
+        if seen[a.system] <= n:
+            subset.append(a)
+    return subset
 
 
 def pmi_rows(answers: Sequence[Answer]) -> list[str]:
@@ -195,19 +219,19 @@ def pmi_rows(answers: Sequence[Answer]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pmi", type=int, default=None, metavar="N", help="answers per system")
+    parser.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="answers per system for every row"
+    )
     args = parser.parse_args(argv)
     answers = load_lfqa()
+    if args.limit:
+        answers = first_of_each_system(answers, args.limit)
     print("| variant | answer ρ avg (6 systems) | answer ρ pooled | sentence ρ |")
     print("|---|---|---|---|")
     for row in [*split_rows(answers), *question_rows(answers)]:
         print(row, flush=True)
     if args.pmi:
-        seen: Counter[str] = Counter()
-        subset = []
-        for a in answers:
-            seen[a.system] += 1
-            if seen[a.system] <= args.pmi:
-                subset.append(a)
+        subset = first_of_each_system(answers, args.pmi)
         print(f"\nOn the first {args.pmi} answers of each system ({len(subset)} answers):\n")
         print("| variant | answer ρ avg (6 systems) | answer ρ pooled | sentence ρ |")
         print("|---|---|---|---|")
