@@ -145,8 +145,9 @@ async def aevaluate(
     if report is not None:
         from ragmeter.report.html import write_run_report
 
-        from_file = out is not None and not streamed and not keep_rows
-        write_run_report(result, report, results=Path(out) if from_file else None)  # type: ignore[arg-type]
+        # Rows streamed to a results file and not kept are read back from it.
+        from_file = isinstance(out, str | Path) and not streamed and not keep_rows
+        write_run_report(result, report, results=Path(out) if from_file else None)
     return result
 
 
