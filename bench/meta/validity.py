@@ -32,23 +32,24 @@ LEXICAL = (
     "sentence_precision,prefix_precision,idf_missing,content_share,negation_mismatch,"
     "missing_dates"
 )
-#: The previous offline verifier (verifier-v2: sentence/clause claims, lexical calibration
-#: fitted on LFQA alone), as this page reported it at commit c83ae71 (2026-11-22).
+#: The earlier offline verifiers (v2, v3, v4) as this page reported them, with their commits.
 PREVIOUS = """\
 Earlier offline verifiers as this page reported them: `offline:verifier-v2` (sentence/clause
-claims, a lexical calibration fitted on LFQA alone) on 2026-11-22 (commit c83ae71), and
+claims, a lexical calibration fitted on LFQA alone) on 2026-11-22 (commit c83ae71),
 `offline:verifier-v3+nli` (atomic claims, the trained model, a calibration fitted across four
-sources) on 2026-11-24 (commit f7d3be3). LOSysO: leave-one-system-out, answer ρ averaged
+sources) on 2026-11-24 (commit f7d3be3), and `offline:verifier-v4+nli` (conflict rules for
+polarity, antonyms and swapped roles; acronyms; the model reads a 3-sentence window) on
+2026-11-24 (commit d6df390). LOSysO: leave-one-system-out, answer ρ averaged
 over systems / pooled / sentence ρ. Today's numbers for the same rows are in the tables below
 and in each suite's section:
 
-| what | verifier-v2 | verifier-v3+nli |
-|---|---|---|
-| lfqa faithfulness_support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 |
-| lfqa faithfulness, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 |
-| ragchecker claim_precision / _support (Pearson × 100) | 31.37 / 40.23 | 25.54 / 29.54 |
-| wikieval faithfulness, pairwise accuracy | 0.900 | 0.900 |
-| hand-written probes, balanced accuracy | 0.609 | 0.781 |
+| what | verifier-v2 | verifier-v3+nli | verifier-v4+nli |
+|---|---|---|---|
+| lfqa faithfulness_support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 | 0.543 / 0.855 / 0.745 |
+| lfqa faithfulness, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 | 0.548 / 0.851 / 0.702 |
+| ragchecker claim_precision / _support (Pearson × 100) | 31.37 / 40.23 | 25.54 / 29.54 | 24.79 / 28.89 |
+| wikieval faithfulness, pairwise accuracy | 0.900 | 0.900 | 0.900 |
+| hand-written probes, balanced accuracy | 0.609 | 0.781 | 0.924 |
 """
 COMMAND = "PYTHONPATH=src python bench/meta/validity.py"
 
