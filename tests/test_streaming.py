@@ -11,10 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 import ragmeter
-from ragmeter.runner import core as runner
 from ragmeter.cli import app
 from ragmeter.result import sidecar_path
 from ragmeter.runner import Accumulator
+from ragmeter.runner import core as runner
 from ragmeter.scoring.statistics import summarize
 from ragmeter.types import RowResult
 
