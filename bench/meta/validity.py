@@ -40,14 +40,15 @@ claims, a lexical calibration fitted on LFQA alone) on 2026-11-22 (commit c83ae7
 sources) on 2026-11-24 (commit f7d3be3), and `offline:verifier-v4+nli` (conflict rules for
 polarity, antonyms and swapped roles; acronyms; the model reads a 3-sentence window) on
 2026-11-24 (commit d6df390). LOSysO: leave-one-system-out, answer ρ averaged
-over systems / pooled / sentence ρ. Today's numbers for the same rows are in the tables below
+over systems / pooled / sentence ρ (support: `faithfulness_support`, verdicts:
+`faithfulness`; r: Pearson). Today's numbers for the same rows are in the tables below
 and in each suite's section:
 
 | what | verifier-v2 | verifier-v3+nli | verifier-v4+nli |
 |---|---|---|---|
-| lfqa faithfulness_support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 | 0.543 / 0.855 / 0.745 |
-| lfqa faithfulness, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 | 0.548 / 0.851 / 0.702 |
-| ragchecker claim_precision / _support (Pearson × 100) | 31.37 / 40.23 | 25.54 / 29.54 | 24.79 / 28.89 |
+| lfqa support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 | 0.543 / 0.855 / 0.745 |
+| lfqa verdicts, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 | 0.548 / 0.851 / 0.702 |
+| ragchecker claim precision / support, r×100 | 31.37 / 40.23 | 25.54 / 29.54 | 24.79 / 28.89 |
 | wikieval faithfulness, pairwise accuracy | 0.900 | 0.900 | 0.900 |
 | hand-written probes, balanced accuracy | 0.609 | 0.781 | 0.924 |
 """
