@@ -1,8 +1,15 @@
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
+
+# tqdm reads TQDM_DISABLE once, when first imported; the CLI's main() sets it for its process.
+# Imported here, before any test runs main() in this process, tqdm's bars stay on by default
+# (tests/test_progress.py checks that ragmeter turns them off during a run and back on after).
+with contextlib.suppress(ImportError):
+    import tqdm  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -25,3 +32,7 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    # A test that runs the CLI's main() in this process sets these for "the process": they are
+    # put back after every test (tqdm reads TQDM_DISABLE when it is first imported).
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
