@@ -11,13 +11,14 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
-from ragmeter.models import lm_scorer  # noqa: E402
+from ragmeter.models import lm_scorer, packed_attention  # noqa: E402
 from ragmeter.models.lm_scorer import (  # noqa: E402
     RELEVANCE_PROMPT,
     QuestionLikelihood,
     load_question_likelihood,
     resolve_relevance_model,
 )
+from ragmeter.models.packed_attention import pack_rows  # noqa: E402
 
 WORDS = [
     "generate",
@@ -195,7 +196,7 @@ def test_causal_score_covers_only_question_tokens_and_end_token(tmp_path: Path, 
 def test_causal_models_that_cannot_be_packed_run_each_pair_alone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lm_scorer, "_PACKABLE", frozenset())
+    monkeypatch.setattr(packed_attention, "PACKABLE", frozenset())
     folder = tiny_llama(tmp_path / "llama", chat=True)
     scorer = QuestionLikelihood(resolve_relevance_model(str(folder)), dtype="float32")
     scores = scorer.score(CONTEXTS, QUESTIONS)
@@ -262,15 +263,15 @@ def test_fast_bfloat16_reads_the_cpu_from_torch() -> None:
 
 def test_pack_fills_rows_longest_first_and_gives_long_pairs_their_own_row() -> None:
     lengths = [300, 100, 200, 600, 250, 50, 512]
-    rows = lm_scorer._pack(lengths, 512)
+    rows = pack_rows(lengths, 512)
     assert sorted(i for _, members in rows for i in members) == list(range(len(lengths)))
     for size, members in rows:
         assert sum(lengths[i] for i in members) <= size
         assert size % 512 == 0
     assert (1024, [3]) in rows  # 600 tokens: a row of its own, two rows long
     assert (512, [6]) in rows
-    assert rows == lm_scorer._pack(lengths, 512)  # deterministic
-    assert lm_scorer._pack([], 512) == []
+    assert rows == pack_rows(lengths, 512)  # deterministic
+    assert pack_rows([], 512) == []
 
 
 def test_long_contexts_are_cut_to_max_context_tokens(tmp_path: Path) -> None:

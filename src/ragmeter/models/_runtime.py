@@ -23,6 +23,7 @@ __all__ = [
     "default_threads",
     "enable_offline_hub",
     "encodable",
+    "fast_bfloat16",
     "import_spacy",
     "require_torch_stack",
     "sha256_of",
@@ -199,3 +200,20 @@ def in_hf_cache(name: str) -> bool:
     except ValueError:  # not a valid repo id (e.g. a path that does not exist)
         return False
     return isinstance(found, str)
+
+
+def fast_bfloat16() -> bool:
+    """True when this CPU multiplies bfloat16 matrices natively (AMX or AVX512-BF16).
+
+    Elsewhere bfloat16 is emulated and slower than float32.
+    """
+    import torch
+
+    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
+        check = getattr(torch.cpu, probe, None)
+        try:
+            if check is not None and check():
+                return True
+        except RuntimeError:  # pragma: no cover - a torch build without the probe
+            continue
+    return False

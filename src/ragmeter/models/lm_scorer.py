@@ -55,14 +55,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import cached_model, enable_offline_hub, encodable, torch_setup
+from ragmeter.models._runtime import (
+    cached_model,
+    enable_offline_hub,
+    encodable,
+    fast_bfloat16,
+    torch_setup,
+)
 from ragmeter.models.lm_onnx import OnnxQuestionLikelihood
 from ragmeter.models.packaged_gguf import PACKAGED
+from ragmeter.models.packed_attention import Prefix, Segment, enable_packing, pack_rows
 from ragmeter.models.relevance_prompt import (
     RELEVANCE_PROMPT,
     check_pairs,
     cut_contexts,
-    prefix_offset,
     shared_prefix,
 )
 from ragmeter.models.relevance_source import (
@@ -93,29 +99,8 @@ Method = Literal["packed", "single", "padded"]
 
 _DTYPE_ENV = "RAGMETER_RELEVANCE_DTYPE"
 _DTYPES = ("auto", "float32", "bfloat16")
-#: Model types whose layers mix tokens only in self-attention, which is plain causal
-#: attention: their pairs can share the rows of one forward pass (see ``_segment_attention``).
-_PACKABLE = frozenset({"llama"})
-_ATTENTION = "ragmeter_segments"
 #: Rows of one language-model-head product; a fixed shape keeps every row's numbers the same.
 _HEAD_ROWS = 64
-
-
-def fast_bfloat16() -> bool:
-    """True when this CPU multiplies bfloat16 matrices natively (AMX or AVX512-BF16).
-
-    Elsewhere bfloat16 is emulated and slower than float32.
-    """
-    import torch
-
-    for probe in ("_is_amx_tile_supported", "_is_avx512_bf16_supported"):
-        check = getattr(torch.cpu, probe, None)
-        try:
-            if check is not None and check():
-                return True
-        except RuntimeError:  # pragma: no cover - a torch build without the probe
-            continue
-    return False
 
 
 def _requested_dtype(dtype: str) -> Dtype:
@@ -146,111 +131,6 @@ class _Loaded:
     method: Method
     #: float32 copy of the output layer (weight, bias) for the packed path.
     head: tuple[Any, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Segment:
-    """One pair's rows ``[start, end)`` in a packed row; ``shared`` when its prompt starts
-    with the shared prefix, whose keys and values then come from ``_Prefix``."""
-
-    start: int
-    end: int
-    shared: bool
-
-
-@dataclass(slots=True)
-class _Prefix:
-    """Per-layer keys and values of the prompt's shared prefix (computed once per scorer)."""
-
-    ids: tuple[int, ...]
-    keys_values: dict[int, tuple[Any, Any]]
-
-    def offset(self, prompt: Sequence[int]) -> int:
-        """How many leading tokens of ``prompt`` the prefix stands for (0 or all of it)."""
-        return prefix_offset(self.ids, prompt)
-
-
-def _segment_attention(
-    module: Any,
-    query: Any,
-    key: Any,
-    value: Any,
-    attention_mask: Any,
-    dropout: float = 0.0,
-    scaling: float | None = None,
-    **kwargs: Any,
-) -> tuple[Any, None]:
-    """Causal attention within each segment of a packed row (registered as ``_ATTENTION``).
-
-    ``ragmeter_segments`` lists each pair's :class:`_Segment`; a pair attends only to
-    itself (and to the shared prefix's keys and values from ``ragmeter_prefix`` when
-    ``shared``), at its own shape, exactly as if it ran alone. With ``ragmeter_capture``
-    (a dict), the keys and values of the single segment are stored there by layer: that is
-    how the shared prefix is computed. Rows after the last segment (padding) get zeros.
-    """
-    import torch
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    segments: list[_Segment] | None = kwargs.get("ragmeter_segments")
-    if not segments:
-        raise RuntimeError(
-            f"The {_ATTENTION!r} attention needs ragmeter_segments; it only runs inside "
-            "QuestionLikelihood.score."
-        )
-    prefix: _Prefix | None = kwargs.get("ragmeter_prefix")
-    capture: dict[int, tuple[Any, Any]] | None = kwargs.get("ragmeter_capture")
-    layer = module.layer_idx
-    parts = []
-    for segment in segments:
-        q = query[:, :, segment.start : segment.end]
-        k = key[:, :, segment.start : segment.end]
-        v = value[:, :, segment.start : segment.end]
-        if capture is not None:
-            capture[layer] = (k.clone(), v.clone())
-        mask = None
-        if segment.shared and prefix is not None:
-            before_k, before_v = prefix.keys_values[layer]
-            k = torch.cat([before_k, k], dim=2)
-            v = torch.cat([before_v, v], dim=2)
-            # Query i sits at position len(prefix) + i: it sees the prefix and itself.
-            mask = torch.ones((q.shape[2], k.shape[2]), dtype=torch.bool).tril(len(prefix.ids))
-        out, _ = sdpa_attention_forward(
-            module,
-            q,
-            k,
-            v,
-            None if mask is None else mask[None, None],
-            scaling=scaling,
-            is_causal=mask is None,
-        )
-        parts.append(out)
-    rest = query.shape[2] - segments[-1].end
-    if rest:
-        parts.append(query.new_zeros((query.shape[0], rest, query.shape[1], query.shape[3])))
-    return torch.cat(parts, dim=1), None
-
-
-def _enable_packing(model: Any, config: Any) -> tuple[Any, Any] | None:
-    """Switch ``model`` to segment attention; its float32 output layer, or None if unsupported."""
-    import torch
-
-    head = model.get_output_embeddings()
-    if (
-        config.model_type not in _PACKABLE
-        or not getattr(model, "_supports_attention_backend", False)
-        or not isinstance(head, torch.nn.Linear)
-        or getattr(config, "final_logit_softcapping", None) is not None
-    ):
-        return None
-    try:
-        from transformers import AttentionInterface
-
-        AttentionInterface.register(_ATTENTION, _segment_attention)
-        model.set_attn_implementation(_ATTENTION)
-    except (ImportError, AttributeError, ValueError, KeyError):
-        return None
-    bias = None if head.bias is None else head.bias.detach().float().clone()
-    return head.weight.detach().float().clone(), bias
 
 
 def _load(source: ModelSource, dtype: Dtype = "float32") -> _Loaded:
@@ -300,7 +180,7 @@ def _load(source: ModelSource, dtype: Dtype = "float32") -> _Loaded:
         )
     prompt_format: Literal["chat", "plain"] = "chat" if tokenizer.chat_template else "plain"
     keeps = "logits_to_keep" in inspect.signature(model.forward).parameters
-    head = _enable_packing(model, config)
+    head = enable_packing(model, config)
     if dtype == "bfloat16":
         model.to(torch.bfloat16)
     return _Loaded(
@@ -369,7 +249,7 @@ class QuestionLikelihood:
         self.pack_tokens = pack_tokens
         self.max_context_tokens = max_context_tokens
         self._loaded: _Loaded | None = None
-        self._prefix: _Prefix | None = None
+        self._prefix: Prefix | None = None
 
     @property
     def loaded(self) -> _Loaded:
@@ -466,7 +346,7 @@ class QuestionLikelihood:
             if loaded.method == "packed":
                 prefix = self._shared_prefix()
                 lengths = [len(s) + len(t) - prefix.offset(s) for s, t in pairs]
-                for size, members in _pack(lengths, self.pack_tokens):
+                for size, members in pack_rows(lengths, self.pack_tokens):
                     values = self._packed_row([pairs[i] for i in members], size)
                     for i, value in zip(members, values, strict=True):
                         scores[i] = value
@@ -484,7 +364,7 @@ class QuestionLikelihood:
                     scores[i] = value
         return scores
 
-    def _shared_prefix(self) -> _Prefix:
+    def _shared_prefix(self) -> Prefix:
         """The prompt tokens every context shares (chat header and instruction), run once.
 
         Found from two probe prompts, never from the pairs of a call, so that a pair is
@@ -501,10 +381,10 @@ class QuestionLikelihood:
                     self.loaded.model.base_model(
                         input_ids=torch.tensor([ids]),
                         position_ids=torch.arange(n)[None],
-                        ragmeter_segments=[_Segment(0, n, shared=False)],
+                        ragmeter_segments=[Segment(0, n, shared=False)],
                         ragmeter_capture=keys_values,
                     )
-            self._prefix = _Prefix(tuple(ids), keys_values)
+            self._prefix = Prefix(tuple(ids), keys_values)
         return self._prefix
 
     def _packed_row(self, pairs: list[tuple[list[int], list[int]]], size: int) -> list[float]:
@@ -519,7 +399,7 @@ class QuestionLikelihood:
         prefix = self._shared_prefix()
         ids: list[int] = []
         positions: list[int] = []
-        segments: list[_Segment] = []
+        segments: list[Segment] = []
         rows: list[int] = []  # the positions whose next-token logits the targets need
         labels: list[int] = []
         for source, target in pairs:
@@ -527,7 +407,7 @@ class QuestionLikelihood:
             start = len(ids)
             ids += source[offset:] + target
             positions += range(offset, len(source) + len(target))
-            segments.append(_Segment(start, len(ids), shared=offset > 0))
+            segments.append(Segment(start, len(ids), shared=offset > 0))
             rows += range(start + len(source) - offset - 1, len(ids) - 1)
             labels += target
         fill = size - len(ids)
@@ -577,29 +457,6 @@ class QuestionLikelihood:
             input_ids=input_ids, attention_mask=attention, labels=labels
         ).logits
         return _geometric_means(logits, labels)
-
-
-def _pack(lengths: Sequence[int], size: int) -> list[tuple[int, list[int]]]:
-    """Rows of ``size`` tokens (first fit, longest first) as ``(row length, pair indices)``.
-
-    A pair longer than ``size`` gets a row of its own, rounded up to a multiple of ``size``,
-    that no other pair joins: every other pair always runs in a row of exactly ``size``.
-    """
-    rows: list[tuple[int, list[int]]] = []
-    free: list[int] = []
-    for i in sorted(range(len(lengths)), key=lambda i: (-lengths[i], i)):
-        length = lengths[i]
-        for r, space in enumerate(free):
-            if length <= space:
-                rows[r][1].append(i)
-                free[r] -= length
-                break
-        else:
-            row = max(size, -(-length // size) * size)
-            rows.append((row, [i]))
-            # A longer row is that pair's alone: any other pair always runs at ``size``.
-            free.append(row - length if row == size else 0)
-    return rows
 
 
 def _target_logprobs(hidden: Any, labels: list[int], weight: Any, bias: Any) -> Any:
