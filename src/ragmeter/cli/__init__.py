@@ -219,8 +219,9 @@ def evaluate(
         str,
         typer.Option(
             metavar="DTYPE",
-            help="Context relevance numerics: 'auto' (bfloat16 on CPUs with native bfloat16, "
-            "else float32), 'float32' (Unitxt's) or 'bfloat16'.",
+            help="Context relevance numerics: 'auto' (float32 for a GGUF model on onnxruntime, "
+            "the default; for a transformers model on torch, bfloat16 on CPUs with native "
+            "bfloat16, else float32), 'float32' (Unitxt's) or 'bfloat16' (torch only).",
         ),
     ] = "auto",
     reward_model: Annotated[
