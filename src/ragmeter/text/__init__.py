@@ -25,6 +25,7 @@ from ragmeter.text.words import (
     NOT_NAMES,
     NUMBER_PATTERN,
     NUMBER_RE,
+    SENTENCE_OPENERS,
     SPEAKER_WORDS,
     STOP_WORDS,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "NOT_NAMES",
     "NUMBER_PATTERN",
     "NUMBER_RE",
+    "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
     "TokenBatch",

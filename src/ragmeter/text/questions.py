@@ -12,7 +12,7 @@ import re
 
 from ragmeter.text.sentences import split_sentences
 from ragmeter.text.squad import tokens
-from ragmeter.text.words import DATE_WORDS, NOT_NAMES, NUMBER_RE
+from ragmeter.text.words import DATE_WORDS, NUMBER_RE, SENTENCE_OPENERS
 
 __all__ = [
     "ANSWER_TYPES",
@@ -97,7 +97,7 @@ def holds_answer_type(kind: str, sentence: str, question: str) -> bool:
 
     A number or a time is a number the question lacks (or a number word, a month, a weekday,
     "century"...); a name is a capitalised word that is not in
-    :data:`~ragmeter.text.words.NOT_NAMES` and whose tokens the question lacks; a place is
+    :data:`~ragmeter.text.words.SENTENCE_OPENERS` and whose tokens the question lacks; a place is
     a name or a new number (an address).
 
     Examples
@@ -116,7 +116,9 @@ def holds_answer_type(kind: str, sentence: str, question: str) -> bool:
     if kind == "time":
         return _TIME_WORDS_RE.search(sentence) is not None
     names = [
-        w for w in _NAME_RE.findall(sentence) if w not in NOT_NAMES and not set(tokens(w)) <= asked
+        w
+        for w in _NAME_RE.findall(sentence)
+        if w not in SENTENCE_OPENERS and not set(tokens(w)) <= asked
     ]
     if kind == "name":
         return bool(names)

@@ -18,6 +18,7 @@ __all__ = [
     "NOT_NAMES",
     "NUMBER_PATTERN",
     "NUMBER_RE",
+    "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
 ]
@@ -69,19 +70,15 @@ SPEAKER_WORDS: frozenset[str] = frozenset(_words("I I'm I've I'd I'll OK"))
 #: judge's regex fallback ("The Taj Mahal" -> "Taj Mahal").
 ENTITY_OPENERS: frozenset[str] = frozenset(_words("The A An It This That They He She I In"))
 
-#: Capitalised words that name nothing: sentence openers (articles, pronouns, prepositions,
-#: conjunctions, "However", "Yes"), "I" and its contractions, "OK".
-NOT_NAMES: frozenset[str] = (
-    SPEAKER_WORDS
-    | ENTITY_OPENERS
-    | frozenset(
-        _words(
-            """
-    Its These Those We His Her Their On At By As For However And But Yes No There
-    """
-        )
-    )
+#: Capitalised sentence openers that name nothing: articles, pronouns, prepositions,
+#: conjunctions, "However", "Yes" (the answer-type check of ``response_relevancy`` skips these).
+SENTENCE_OPENERS: frozenset[str] = ENTITY_OPENERS | frozenset(
+    _words("Its These Those His Her Their On At By As For However And But Yes No There")
 )
+
+#: Capitalised words that name nothing: the sentence openers, "We", "I" and its contractions,
+#: "OK".
+NOT_NAMES: frozenset[str] = SENTENCE_OPENERS | SPEAKER_WORDS | frozenset({"We"})
 
 
 #: Pairs of words of opposite meaning, each word in one pair only: a claim that holds one
