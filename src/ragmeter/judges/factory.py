@@ -9,12 +9,13 @@ from typing import Any
 from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.judges.base import Judge, Verifier
 from ragmeter.judges.shared import SharedJudge, Step
+from ragmeter.settings import Settings
 from ragmeter.types import Usage
 
 __all__ = ["make_judge"]
 
 
-def make_judge(settings: Any, usage: Usage) -> SharedJudge:
+def make_judge(settings: Settings, usage: Usage) -> SharedJudge:
     """The judge for one run, wrapped so families share one analysis per sample.
 
     ``settings.judge`` may be a Judge object (used as is), ``"offline"`` or ``"openai:MODEL"``
@@ -31,7 +32,7 @@ def make_judge(settings: Any, usage: Usage) -> SharedJudge:
     )
 
 
-def _uncounted_steps(judge: Judge, settings: Any, usage: Usage) -> frozenset[Step]:
+def _uncounted_steps(judge: Judge, settings: Settings, usage: Usage) -> frozenset[Step]:
     """The steps whose calls go to an object that keeps no count in the run's ``usage``.
 
     A judge or verifier object given by the user (a Python judge such as ``FakeJudge``)
@@ -48,7 +49,7 @@ def _uncounted_steps(judge: Judge, settings: Any, usage: Usage) -> frozenset[Ste
     return frozenset(steps)
 
 
-def with_verifier(judge: Judge, settings: Any) -> Judge:
+def with_verifier(judge: Judge, settings: Settings) -> Judge:
     """``judge`` with its verdicts from ``settings.verifier``: ``"judge"`` (its own),
     ``"offline"`` (the offline verifier), ``"nli:PATH_OR_NAME"`` (a local classifier) or a
     Verifier object (see :class:`~ragmeter.judges.composite.VerifiedJudge`)."""
@@ -96,7 +97,7 @@ def with_verifier(judge: Judge, settings: Any) -> Judge:
     )
 
 
-def _judge(spec: Any, settings: Any, usage: Usage) -> Judge:
+def _judge(spec: Any, settings: Settings, usage: Usage) -> Judge:
     """The judge of ``settings.judge`` (see :func:`make_judge`)."""
     if not isinstance(spec, str):
         if not isinstance(spec, Judge):

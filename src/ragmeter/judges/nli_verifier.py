@@ -36,6 +36,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import ClaimBlock, Verification, answer_premise, split_answer_premise
+from ragmeter.settings import Settings
 
 if TYPE_CHECKING:
     from ragmeter.cache import JudgeCache
@@ -295,7 +296,7 @@ def _probability(reply: str | None) -> float | None:
     return value if math.isfinite(value) and 0.0 <= value <= 1.0 else None
 
 
-def make_nli_verifier(spec: str, settings: Any) -> NLIVerifier:
+def make_nli_verifier(spec: str, settings: Settings) -> NLIVerifier:
     """The verifier of ``--verifier nli:SPEC`` with the run's settings (label, threshold,
     device, download permission, cache)."""
     from ragmeter.models.hf_classifier import HFClassifier

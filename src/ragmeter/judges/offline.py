@@ -104,6 +104,7 @@ from ragmeter.judges.offline_features import (
 )
 from ragmeter.judges.offline_nli import NLI_FEATURES, fill_nli_features
 from ragmeter.models.claim_verifier import shipped_model_available
+from ragmeter.settings import Settings
 
 __all__ = [
     "ALL_FEATURES",
@@ -162,7 +163,7 @@ class OfflineJudge:
 
     def __init__(
         self,
-        settings: Any = None,
+        settings: Settings | None = None,
         *,
         semantic: bool = False,
         embedder: Any = None,
