@@ -215,3 +215,21 @@ def test_the_bar_shows_an_eta_from_the_first_chunk_on() -> None:
     assert str(P._eta_column().render(task)) == "0:01:45"
     assert P.eta_seconds(8, 50, 20.0) == 105.0
     assert P.eta_seconds(0, 50, 20.0) is None and P.eta_seconds(8, None, 20.0) is None
+
+
+def test_overlapping_runs_that_end_out_of_order_leave_tqdm_as_it_was(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("tqdm")
+    from ragmeter.runner.progress import library_bars_off
+
+    scorer = ScriptedScorer([], bar=True)
+    first, second = library_bars_off(), library_bars_off()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first run ends while the second still runs
+    scorer.score(["c"], ["q"])
+    assert "Converting tensors" not in capfd.readouterr().err
+    second.__exit__(None, None, None)
+    scorer.score(["c"], ["q"])
+    assert "Converting tensors" in capfd.readouterr().err

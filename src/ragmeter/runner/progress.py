@@ -9,6 +9,7 @@ import contextlib
 import functools
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -245,8 +246,17 @@ def _datasets_bars() -> Callable[[], Any] | None:
     return datasets.enable_progress_bar
 
 
+#: Runs in this process that have tqdm's bars off, and tqdm's own ``__init__`` to put back
+#: when the last of them ends (runs can overlap: threads, ``aevaluate`` calls gathered).
+_TQDM_OFF: dict[str, Any] = {"runs": 0, "init": None}
+_TQDM_LOCK = threading.Lock()
+
+
 def _tqdm_bars() -> Callable[[], Any] | None:
-    """Every tqdm bar made meanwhile is disabled (what ``TQDM_DISABLE=1`` does at import)."""
+    """Every tqdm bar made meanwhile is disabled (what ``TQDM_DISABLE=1`` does at import).
+
+    Counted, not nested: the first run to start switches tqdm off and the last to end puts
+    its own ``__init__`` back, whatever order overlapping runs end in."""
     import importlib.util
 
     if "tqdm.std" not in sys.modules and importlib.util.find_spec("tqdm") is None:
@@ -254,10 +264,17 @@ def _tqdm_bars() -> Callable[[], Any] | None:
     from tqdm import std
 
     cls = std.tqdm
-    original = cls.__dict__["__init__"]
-    cls.__init__ = functools.partialmethod(original, disable=True)  # type: ignore[method-assign]
+    with _TQDM_LOCK:
+        if _TQDM_OFF["runs"] == 0:
+            _TQDM_OFF["init"] = cls.__dict__["__init__"]
+            cls.__init__ = functools.partialmethod(_TQDM_OFF["init"], disable=True)  # type: ignore[method-assign]
+        _TQDM_OFF["runs"] += 1
 
     def undo() -> None:
-        cls.__init__ = original  # type: ignore[method-assign]
+        with _TQDM_LOCK:
+            _TQDM_OFF["runs"] -= 1
+            if _TQDM_OFF["runs"] == 0:
+                cls.__init__ = _TQDM_OFF["init"]  # type: ignore[method-assign]
+                _TQDM_OFF["init"] = None
 
     return undo
