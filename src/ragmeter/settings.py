@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import ConfigError
+from ragmeter.types import Judge, Verifier
 
 __all__ = ["Settings"]
 
@@ -21,12 +22,12 @@ class Settings:
     """Run options that families read. All keyword-only at the API surface."""
 
     #: "offline" (default), "openai:MODEL", or a Judge object.
-    judge: Any = "offline"
+    judge: str | Judge = "offline"
     #: Who decides "premise entails claim" for the claim metrics: "judge" (default: the
     #: judge's own verify, so the offline verifier with the offline judge), "offline" (the
     #: offline verifier, whichever judge extracts the claims), "nli:PATH_OR_NAME" (a local
     #: Hugging Face sequence classifier), or a Verifier object.
-    verifier: Any = "judge"
+    verifier: str | Verifier = "judge"
     #: The nli: verifier's support label, a name or index (default: from its config.json).
     verifier_label: str | None = None
     #: The nli: verifier's threshold on the support probability (default 0.5).
