@@ -24,24 +24,28 @@ BoolArray = npt.NDArray[np.bool_]
 def _batch_table() -> bytes:
     """Byte table of :class:`TokenBatch` (applied to ASCII text only): lowercase A-Z;
     every ASCII whitespace of ``str.split`` (``\\t\\n\\v\\f\\r``, ``\\x1c``-``\\x1f``, space)
-    to a space; any other control character to ``\\x01``, which sends its text to the
-    exact path."""
+    to a space; any other control character but DEL (the separator) to ``\\x01``, which
+    sends its text to the exact path."""
     table = bytearray(range(256))
     for code in range(ord("A"), ord("Z") + 1):
         table[code] = code + 32
     for code in (*range(0x09, 0x0E), *range(0x1C, 0x20)):
         table[code] = 0x20
-    for code in (*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F):
+    for code in (*range(0x00, 0x09), *range(0x0E, 0x1C)):
         table[code] = 0x01
     return bytes(table)
 
 
 _BATCH_TABLE = _batch_table()
 _PUNCTUATION_BYTES = string.punctuation.encode("ascii")
-#: Texts are joined by U+0080 between spaces: a token (UTF-8 C2 80) that no kept text
-#: has, as ASCII text cannot hold it and a pre-tokenised text is printable.
-_JOIN = " \x80 "
-_SEPARATOR_KEY = 0x80C2
+#: Texts are joined by DEL between spaces: a one-byte token that no kept text has (a
+#: pre-tokenised text is printable, and an ASCII text holding DEL takes the exact path).
+#: ASCII, so that joining plain ASCII texts keeps one ASCII string, whose UTF-8 bytes are
+#: a copy.
+_SEPARATOR = "\x7f"
+_JOIN = f" {_SEPARATOR} "
+_SEPARATOR_BYTE = _SEPARATOR.encode("ascii")
+_SEPARATOR_KEY = 0x7F
 #: Keys below this are tokens of at most 3 bytes.
 _SHORT_KEYS = np.uint64(1 << 24)
 #: ``_MASKS[n]`` keeps the low ``n`` bytes of a little-endian word (``n`` clipped to 8).
@@ -115,7 +119,7 @@ class TokenBatch:
             # of padding: an 8-byte word read at any token start stays in the buffer.
             data = _JOIN.join(["", *segments, " " * 7]).encode("utf-8")
             data = data.translate(_BATCH_TABLE, _PUNCTUATION_BYTES)
-            if b"\x01" not in data:
+            if b"\x01" not in data and data.count(_SEPARATOR_BYTE) == n + 1:
                 break
             # ASCII control characters: those texts take the exact path (rare).
             exact = [i for i, text in enumerate(segments) if ok[i] and _has_control(text)]
@@ -231,13 +235,12 @@ class TokenBatch:
             pending, position, left = pending[more], position[more] + 8, left[more] - 8
         keys &= np.uint64(_LOW_56)
         keys |= np.uint64(_HASHED)
-        # Tokens of equal hash are neighbours once sorted: each must equal the one before.
-        order = np.argsort(keys)
-        ordered = keys[order]
-        after = np.flatnonzero(ordered[1:] == ordered[:-1]) + 1
-        if len(after) == 0:
+        # Every token must equal the first one of its hash (found in a hash table).
+        first = _first_of_equal(keys)
+        mine = np.flatnonzero(first != np.arange(len(keys)))
+        if len(mine) == 0:
             return keys
-        mine, before = order[after], order[after - 1]
+        before = first[mine]
         equal = sizes[mine] == sizes[before]
         equal &= first_words[mine] == first_words[before]
         equal &= second_words[mine] == second_words[before]
@@ -251,6 +254,27 @@ class TokenBatch:
                 token = buffer[start : start + int(sizes[k])]
                 keys[k] = _NUMBERED + numbers.setdefault(token, len(numbers))
         return keys
+
+
+def _first_of_equal(keys: KeyArray) -> IntArray:
+    """For every key, the index of a key equal to it, the same one for all of them: an
+    open-addressing hash table (linear probing, at least twice as many slots as keys) built
+    in vectorised rounds, each slot taken by one key of those that reach it empty."""
+    slots = 1 << max(int(2 * len(keys)).bit_length(), 4)
+    slot = ((keys * _MIX) >> np.uint64(32)).view(np.int64) & (slots - 1)
+    owner = np.full(slots, -1, dtype=np.int64)
+    first = np.empty(len(keys), dtype=np.int64)
+    pending = np.arange(len(keys), dtype=np.int64)
+    while len(pending):
+        where = slot[pending]
+        empty = owner[where] < 0
+        owner[where[empty]] = pending[empty]  # of several keys, one takes the slot
+        found = owner[where]
+        equal = keys[found] == keys[pending]
+        first[pending[equal]] = found[equal]
+        pending = pending[~equal]
+        slot[pending] = (slot[pending] + 1) & (slots - 1)
+    return first
 
 
 _CONTROL_RE = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
