@@ -11,6 +11,7 @@ is scored on its own.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -186,8 +187,11 @@ class LexicalFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
+        """:meth:`score_samples` off the event loop: judge calls keep flowing meanwhile,
+        and the runner's batches in flight are scored on two threads (numpy releases the
+        GIL for most of the work)."""
         check_metrics("lexical", metrics, NAMES)
-        return self.score_samples(samples, metrics)
+        return await asyncio.to_thread(self.score_samples, samples, metrics)
 
 
 class _LexicalBatch:
@@ -218,26 +222,24 @@ class _LexicalBatch:
             texts += [s.question or "" for s in samples]
         # Each sample's block: contexts, then references.
         block_at = len(texts)
-        owners: list[int] = []
-        context_counts = [0] * n
-        reference_counts = [0] * n
-        for i, sample in enumerate(samples):
+        no_texts = [0] * n
+        context_counts = [len(s.contexts or ()) for s in samples] if self.use_contexts else no_texts
+        reference_counts = (
+            [len(s.reference_answers or ()) for s in samples] if self.use_references else no_texts
+        )
+        for sample in samples:
             if self.use_contexts:
-                contexts = sample.contexts or ()
-                context_counts[i] = len(contexts)
-                texts += contexts
+                texts += sample.contexts or ()
             if self.use_references:
-                references = sample.reference_answers or ()
-                reference_counts[i] = len(references)
-                texts += references
-            owners += [i] * (context_counts[i] + reference_counts[i])
+                texts += sample.reference_answers or ()
         batch = TokenBatch.of(texts)
-        owner = np.asarray(owners, dtype=np.int64)
-        block_size = np.asarray(context_counts) + np.asarray(reference_counts)
+        block_size = np.asarray(context_counts, dtype=np.int64)
+        block_size += np.asarray(reference_counts, dtype=np.int64)
         block_start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(block_size, out=block_start[1:])
         block_start += block_at
         everyone = np.arange(n, dtype=np.int64)
+        owner = np.repeat(everyone, block_size)
 
         lengths = batch.lengths.tolist()
         answer_common: list[int] = []
@@ -318,6 +320,8 @@ class _LexicalBatch:
                 ]
             columns.append(column)
         out = [dict(zip(self.metrics, row, strict=True)) for row in zip(*columns, strict=True)]
+        if all(ok):
+            return out
         # A sample with a text the batch left out is scored alone (rare).
         for i, sample in enumerate(samples):
             first, last = starts[i], starts[i + 1]
