@@ -82,8 +82,10 @@ class TokenTables:
         equal = found == keys
         hits, slots = [np.flatnonzero(equal)], []
         slots.append(slot[hits[0]])
-        pending = np.flatnonzero(found)
-        pending = pending[~equal[pending]]
+        # Probe on past a slot that holds another key (most keys find theirs or an empty one).
+        occupied = found != 0
+        occupied &= ~equal
+        pending = np.flatnonzero(occupied)
         start, mask, where, wanted = start[pending], mask[pending], slot[pending], keys[pending]
         while len(pending):
             where = ((where - start + 1) & mask) + start
