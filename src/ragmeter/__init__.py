@@ -51,7 +51,7 @@ from ragmeter.runner import core as _runner
 from ragmeter.runner.progress import ProgressFunction
 from ragmeter.scoring.statistics import Summary
 from ragmeter.settings import Settings
-from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score, Usage
+from ragmeter.types import Failure, Judge, MetricSpec, RowResult, Sample, Score, Usage
 
 
 def evaluate(
@@ -59,7 +59,7 @@ def evaluate(
     metrics: Sequence[str] | str | None = None,
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
-    judge: Any = None,
+    judge: str | Judge | None = None,
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
@@ -118,7 +118,7 @@ async def aevaluate(
     metrics: Sequence[str] | str | None = None,
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
-    judge: Any = None,
+    judge: str | Judge | None = None,
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
