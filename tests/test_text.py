@@ -185,6 +185,8 @@ def _squad_token_indices(batch: TokenBatch, i: int) -> list[int]:
         ("snake_case 1,000 x\x1fthe", ["snakecase", "1000", "x"], True),
         ("a\x01b the", None, False),  # token "\x01b": the batch cannot carry it
         ("a\x00b", None, False),
+        ("a\x7fb the", None, False),  # DEL joins the batch's texts: never a kept token
+        ("x \x7f y", None, False),
         ("", [], True),
     ],
 )

@@ -21,31 +21,32 @@ KeyArray = npt.NDArray[np.uint64]
 BoolArray = npt.NDArray[np.bool_]
 
 
-def _batch_table() -> bytes:
-    """Byte table of :class:`TokenBatch` (applied to ASCII text only): lowercase A-Z;
-    every ASCII whitespace of ``str.split`` (``\\t\\n\\v\\f\\r``, ``\\x1c``-``\\x1f``, space)
-    to a space; any other control character but DEL (the separator) to ``\\x01``, which
-    sends its text to the exact path."""
-    table = bytearray(range(256))
-    for code in range(ord("A"), ord("Z") + 1):
-        table[code] = code + 32
-    for code in (*range(0x09, 0x0E), *range(0x1C, 0x20)):
-        table[code] = 0x20
-    for code in (*range(0x00, 0x09), *range(0x0E, 0x1C)):
-        table[code] = 0x01
-    return bytes(table)
-
-
-_BATCH_TABLE = _batch_table()
-_PUNCTUATION_BYTES = string.punctuation.encode("ascii")
 #: Texts are joined by DEL between spaces: a one-byte token that no kept text has (a
 #: pre-tokenised text is printable, and an ASCII text holding DEL takes the exact path).
 #: ASCII, so that joining plain ASCII texts keeps one ASCII string, whose UTF-8 bytes are
 #: a copy.
 _SEPARATOR = "\x7f"
 _JOIN = f" {_SEPARATOR} "
-_SEPARATOR_BYTE = _SEPARATOR.encode("ascii")
-_SEPARATOR_KEY = 0x7F
+_SEPARATOR_KEY = _SEPARATOR_CODE = 0x7F
+
+
+def _batch_table() -> bytes:
+    """Byte table of :class:`TokenBatch` (applied to ASCII text only): lowercase A-Z;
+    every ASCII whitespace of ``str.split`` (``\\t\\n\\v\\f\\r``, ``\\x1c``-``\\x1f``, space)
+    to a space; any other control character to DEL, the separator: a text with more DEL
+    than its separator takes the exact path."""
+    table = bytearray(range(256))
+    for code in range(ord("A"), ord("Z") + 1):
+        table[code] = code + 32
+    for code in (*range(0x09, 0x0E), *range(0x1C, 0x20)):
+        table[code] = 0x20
+    for code in (*range(0x00, 0x09), *range(0x0E, 0x1C)):
+        table[code] = _SEPARATOR_CODE
+    return bytes(table)
+
+
+_BATCH_TABLE = _batch_table()
+_PUNCTUATION_BYTES = string.punctuation.encode("ascii")
 #: Keys below this are tokens of at most 3 bytes.
 _SHORT_KEYS = np.uint64(1 << 24)
 #: ``_MASKS[n]`` keeps the low ``n`` bytes of a little-endian word (``n`` clipped to 8).
@@ -119,16 +120,23 @@ class TokenBatch:
             # of padding: an 8-byte word read at any token start stays in the buffer.
             data = _JOIN.join(["", *segments, " " * 7]).encode("utf-8")
             data = data.translate(_BATCH_TABLE, _PUNCTUATION_BYTES)
-            if b"\x01" not in data and data.count(_SEPARATOR_BYTE) == n + 1:
+            raw = np.frombuffer(data, dtype=np.uint8)
+            # Every control character of a text became DEL: only the separators may be.
+            if np.count_nonzero(raw == _SEPARATOR_CODE) == n + 1:
                 break
             # ASCII control characters: those texts take the exact path (rare).
             exact = [i for i, text in enumerate(segments) if ok[i] and _has_control(text)]
         self._buffer = data
-        raw = np.frombuffer(data, dtype=np.uint8)
+        # Tokens are runs of bytes above space: they start where a space-or-below byte is
+        # followed by one above, and end where the reverse happens (in place, to keep the
+        # large temporaries few).
         word = raw > 0x20
-        edges = np.flatnonzero(word[1:] != word[:-1])
-        starts = edges[0::2] + 1
-        sizes = edges[1::2] - edges[0::2]
+        edge = np.greater(word[1:], word[:-1])
+        starts = np.flatnonzero(edge)
+        starts += 1
+        sizes = np.flatnonzero(np.greater(word[:-1], word[1:], out=edge))
+        sizes -= starts
+        sizes += 1
         keys = self._words()[starts].view(np.uint64)
         keys &= _MASKS.take(sizes, mode="clip")
         self._starts = starts
