@@ -200,3 +200,50 @@ def test_shared_resamples_give_the_same_summaries_as_drawing_each_time() -> None
     assert [summarize(c, resamples=shared) for c in columns] == [summarize(c) for c in columns]
     small = Resamples(max_indices=10)  # too many indices to keep: drawn each time
     assert summarize(columns[0], resamples=small) == summarize(columns[0])
+
+
+def _discrete_samples() -> list[np.ndarray]:
+    """Scores with exact ties between resampled means and the sample mean (reciprocal ranks,
+    sevenths, thirds): where the order of a sum decides which side of the mean it falls."""
+    rng = np.random.default_rng(5)
+    return [
+        np.sort(1 / rng.integers(1, 6, 17)),
+        np.sort(rng.integers(0, 8, 60) / 7),
+        np.sort(rng.integers(0, 4, 300) / 3),
+        np.sort(1 / rng.integers(1, 6, 2000) * (rng.random(2000) < 0.8)),
+    ]
+
+
+def test_resampled_means_are_scipys_to_rounding_and_on_the_same_side_of_the_mean() -> None:
+    from ragmeter.scoring.statistics import Resamples, bootstrap_means
+
+    near_ties = 0
+    for values in [*_discrete_samples(), np.random.default_rng(6).random(500)]:
+        n = values.size
+        ours = Resamples().means(values, n_resamples=1000, seed=11)
+        scipys = bootstrap_means(values, n_resamples=1000, rng=np.random.default_rng(11))
+        bound = (n + 1) * np.finfo(float).eps * np.abs(values).max()
+        assert np.abs(ours - scipys).max() <= bound
+        mean = values.mean()
+        assert np.array_equal(ours < mean, scipys < mean)
+        assert np.array_equal(ours <= mean, scipys <= mean)
+        near_ties += np.count_nonzero(np.abs(scipys - mean) <= 4 * bound)
+    assert near_ties > 0  # the samples do test the recomputed ties
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_intervals_of_tied_discrete_scores_equal_scipys(index):
+    pytest.importorskip("scipy")
+    values = _discrete_samples()[index]
+    ours = bootstrap_interval(values, seed=11)
+    theirs = _scipy_interval(values, method="BCa", seed=11)
+    assert ours == pytest.approx(theirs, abs=1e-9, rel=0)
+
+
+def test_sums_are_exact_for_binary_and_dyadic_scores_only() -> None:
+    from ragmeter.scoring.statistics import _sums_are_exact
+
+    assert _sums_are_exact(np.array([0.0, 1.0, 1.0, 0.0]))
+    assert _sums_are_exact(np.array([0.25, 0.5, 0.75] * 1000))
+    assert not _sums_are_exact(np.array([0.0, 1 / 3, 1.0]))
+    assert not _sums_are_exact(np.array([1e300, 1e-300]))  # too far apart for one scale

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
@@ -38,8 +38,9 @@ class Summary:
         return asdict(self)
 
 
-#: Resamples per vectorised call: bounds memory at ``BOOTSTRAP_BATCH * n`` floats. Batching
-#: does not change the random draws, so intervals are bit-identical.
+#: Resamples per batch (``scipy.stats.bootstrap``'s ``batch``, one ``integers`` call each):
+#: the unit in which the counts are drawn and multiplied, and memory is bounded when they
+#: are not kept. Batching does not change the random draws.
 BOOTSTRAP_BATCH = 100
 
 #: The standard normal distribution (its ``cdf`` and ``inv_cdf`` are scipy's ndtr and ndtri).
@@ -61,9 +62,11 @@ def bootstrap_interval(
     percentile interval of the same resamples when it is degenerate (every resampled mean
     on one side of the sample's). Returns ``None`` for fewer than two values.
 
-    The resamples are drawn as ``scipy.stats.bootstrap`` draws them (``default_rng(seed)``,
-    ``BOOTSTRAP_BATCH`` resamples of indices at a time), so with the same generator scipy's
-    interval is this one (tested to 1e-9): Unitxt's intervals are reproduced without scipy.
+    The resamples are those ``scipy.stats.bootstrap`` draws (``default_rng(seed)``,
+    ``BOOTSTRAP_BATCH`` resamples of indices at a time), their means equal to its means to
+    within rounding and on the same side of the sample mean (:class:`Resamples`), so with
+    the same generator scipy's interval is this one to 1e-9 (tested; not bit for bit, the
+    sums add in another order): Unitxt's intervals are reproduced without scipy.
 
     >>> bootstrap_interval([0.0, 0.5, 1.0, 1.0, 0.5, 0.0, 1.0], n_resamples=200, seed=0)
     (0.2857142857142857, 0.8571428571428571)
@@ -78,7 +81,10 @@ def bootstrap_means(
     values: np.ndarray, *, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Means of ``n_resamples`` resamples (with replacement) of ``values``, drawn in batches
-    of ``BOOTSTRAP_BATCH`` exactly as ``scipy.stats.bootstrap`` draws them."""
+    of ``BOOTSTRAP_BATCH`` exactly as ``scipy.stats.bootstrap`` draws them and averaged as it
+    averages them (a gather per resample): its numbers bit for bit. :class:`Resamples` gives
+    the same means several times faster (to within rounding, comparisons with the sample
+    mean exact)."""
     n = values.size
     out = np.empty(n_resamples, dtype=float)
     for start in range(0, n_resamples, BOOTSTRAP_BATCH):
@@ -87,35 +93,109 @@ def bootstrap_means(
     return out
 
 
-class Resamples:
-    """The resample indices of the last bootstrap, for the next one of as many values.
+def _resample_counts(
+    n: int, n_resamples: int, seed: int, *, keep: bool
+) -> Iterator[tuple[np.ndarray, dict[str, Any]]]:
+    """The resamples of ``bootstrap_means``, batch by batch: how often each value is drawn in
+    each resample (float64, resamples by values), and the generator's state before the
+    batch (to draw its indices again). With ``keep`` the batches are rows of one array of
+    all the counts; without, of one buffer that the next batch overwrites."""
+    rng = np.random.default_rng(seed)
+    # One array for all the rows, not one per batch: one allocation of fresh memory.
+    rows = np.empty((n_resamples if keep else min(BOOTSTRAP_BATCH, n_resamples), n))
+    offsets = np.arange(0, BOOTSTRAP_BATCH * n, n)[:, None]
+    for start in range(0, n_resamples, BOOTSTRAP_BATCH):
+        size = min(BOOTSTRAP_BATCH, n_resamples - start)
+        state = rng.bit_generator.state
+        indices = rng.integers(0, n, (size, n))
+        indices += offsets[:size]  # resample r's draws count in bins r * n to r * n + n - 1
+        counts = rows[start : start + size] if keep else rows[:size]
+        np.copyto(counts, np.bincount(indices.reshape(-1), minlength=size * n).reshape(size, n))
+        yield counts, state
 
-    Drawing the indices is most of a bootstrap's time, and the metrics of one run often have
-    the same number of defined scores: their bootstraps (same ``n``, resamples and seed, so
-    the same draws) then draw once. Intervals are bit-identical to drawing each time. Keeps
-    one set of indices, of at most ``max_indices`` (32 MB: up to 4,000 values with 1,000
-    resamples); larger ones are drawn each time.
+
+def _sums_are_exact(values: np.ndarray) -> bool:
+    """Whether every sum of ``values.size`` of the values is exact in float64, in any order:
+    all are integer multiples of one power of two ``2**-k``, with ``n * max|v| * 2**k`` at
+    most ``2**52`` (binary scores, halves, and the like)."""
+    top = float(np.abs(values).max())
+    k = 52 - math.frexp(values.size * top)[1]
+    scaled = np.ldexp(values, k)
+    return bool(np.all(scaled == np.rint(scaled)) and np.all(np.ldexp(scaled, -k) == values))
+
+
+class Resamples:
+    """The resamples of a run's bootstraps: drawn once for its metrics, averaged by a product
+    of counts.
+
+    The resamples are ``bootstrap_means(values, n_resamples=..., rng=default_rng(seed))``'s
+    (so ``scipy.stats.bootstrap``'s), kept as ``counts``: how often each value is drawn in
+    each resample. A metric's means are then ``counts @ values / n``, one matrix-vector
+    product per batch instead of a gather of ``n_resamples * n`` values. The sums add in
+    another order than scipy's, so a mean can differ from scipy's in its last bits (1e-16
+    relative; intervals agree to 1e-9, tested), but never on which side of the sample mean
+    it falls (BCa's bias correction counts that): means within rounding of the sample mean
+    are recomputed as scipy computes them (:func:`_exact_ties`). Shared or not, the means
+    are bit-identical.
+
+    Metrics of one run often have the same number of defined scores: their bootstraps (same
+    ``n``, resamples and seed) then draw once. Keeps the counts of one draw, at most
+    ``max_indices`` float64 (32 MB: up to 4,000 values with 1,000 resamples, as many bytes
+    as the indices they replace); larger draws are made each time, a batch at a time.
     """
 
     def __init__(self, max_indices: int = 4_000_000) -> None:
         self.max_indices = max_indices
         self._key: tuple[int, int, int] | None = None
-        self._draws: list[np.ndarray] = []
+        self._batches: list[tuple[np.ndarray, dict[str, Any]]] = []
 
     def means(self, values: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
-        """What ``bootstrap_means(values, n_resamples=..., rng=default_rng(seed))`` gives."""
+        """``bootstrap_means(values, n_resamples=..., rng=default_rng(seed))`` to within
+        rounding, on the same side of ``values.mean()`` (see the class)."""
         n = values.size
-        if n * n_resamples > self.max_indices:
-            rng = np.random.default_rng(seed)
-            return bootstrap_means(values, n_resamples=n_resamples, rng=rng)
-        if self._key != (n, n_resamples, seed):
-            rng = np.random.default_rng(seed)
-            self._draws = [
-                rng.integers(0, n, (min(BOOTSTRAP_BATCH, n_resamples - start), n))
-                for start in range(0, n_resamples, BOOTSTRAP_BATCH)
-            ]
-            self._key = (n, n_resamples, seed)
-        return np.concatenate([values[indices].mean(axis=-1) for indices in self._draws])
+        key = (n, n_resamples, seed)
+        batches: Iterable[tuple[np.ndarray, dict[str, Any]]] = self._batches
+        if self._key != key and n * n_resamples > self.max_indices:
+            batches = _resample_counts(n, n_resamples, seed, keep=False)
+        elif self._key != key:
+            self._key, self._batches = None, []  # the old draw goes before the new is made
+            self._batches = list(_resample_counts(n, n_resamples, seed, keep=True))
+            self._key, batches = key, self._batches
+        states = []
+        sums = []
+        for counts, state in batches:
+            states.append(state)
+            sums.append(counts @ values)
+        means = np.concatenate(sums) / n
+        _exact_ties(values, means, states)
+        return means
+
+
+def _exact_ties(values: np.ndarray, means: np.ndarray, states: Sequence[dict[str, Any]]) -> None:
+    """Recompute as scipy computes them (in place) the ``means`` within rounding of
+    ``values.mean()``, so that each is on the side of it that scipy's is.
+
+    A sum of ``n`` terms in any order is within ``n`` units of roundoff (``eps / 2``) of
+    ``n * max|v|`` of the exact sum (a product of counts adds one), so the two means of a
+    resample differ by at most ``(n + 1) * eps * max|v|``: only a mean that close to the
+    sample mean can be on another side of it than scipy's (four times that is taken). Such
+    means are exact ties (discrete scores: reciprocal ranks, fractions); their batch's
+    indices are drawn again from the generator's ``states`` and gathered. Not needed when
+    every sum is exact (:func:`_sums_are_exact`).
+    """
+    n = values.size
+    tolerance = 4 * (n + 2) * np.finfo(float).eps * float(np.abs(values).max())
+    near = np.flatnonzero(np.abs(means - values.mean()) <= tolerance)
+    if near.size == 0 or _sums_are_exact(values):
+        return
+    rng = np.random.default_rng(0)
+    for batch in np.unique(near // BOOTSTRAP_BATCH):
+        start = int(batch) * BOOTSTRAP_BATCH
+        size = min(BOOTSTRAP_BATCH, means.size - start)
+        rng.bit_generator.state = states[batch]
+        indices = rng.integers(0, n, (size, n))
+        rows = near[(near >= start) & (near < start + size)]
+        means[rows] = values[indices[rows - start]].mean(axis=-1)
 
 
 def bca_levels(values: np.ndarray, means: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -170,10 +250,8 @@ def _bootstrap(
         return None
     if np.all(arr == arr[0]):
         return float(arr[0]), float(arr[0]), "constant"
-    if resamples is None:
-        means = bootstrap_means(arr, n_resamples=n_resamples, rng=np.random.default_rng(seed))
-    else:
-        means = resamples.means(arr, n_resamples=n_resamples, seed=seed)
+    resamples = Resamples() if resamples is None else resamples
+    means = resamples.means(arr, n_resamples=n_resamples, seed=seed)
     alpha = (1 - confidence) / 2
     if method.lower() == "bca":
         low_level, high_level = bca_levels(arr, means, alpha)

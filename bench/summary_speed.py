@@ -1,0 +1,130 @@
+"""Speed of a run's summaries: the four lexical metrics of 2,000 rows, each summarised with
+its 95 % BCa interval (1,000 resamples, seed 42), the metrics sharing one
+:class:`~ragmeter.scoring.statistics.Resamples` as the runner shares it.
+
+Times two ways in the same run, best of ``--repeat``, interleaved:
+
+* ``counts``: ``summarize`` as it is (indices drawn once per batch with
+  ``Generator.integers`` and counted per resample, then one matrix-vector product per
+  metric and batch);
+* ``gather``: the same ``summarize`` given a ``Resamples`` that does the straightforward
+  thing: indices drawn once, then ``values[indices].mean()`` per metric, as
+  ``scipy.stats.bootstrap`` computes them (ragmeter before the counts).
+
+It also times the shared draw alone both ways, and the four summaries on a draw kept from
+an earlier call (what keeping draws across runs would give; ragmeter does not). It checks
+that both ways give intervals within 1e-9 and prints the largest difference. The scores are
+those of ``bench/lexical.py``'s synthetic rows (k_precision, token_recall, mrr, map), or
+uniform random ones with ``--synthetic``.
+
+Run::
+
+    PYTHONPATH=src python bench/summary_speed.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragmeter.scoring import statistics
+from ragmeter.scoring.statistics import BOOTSTRAP_BATCH, Resamples, Summary, summarize
+
+
+class GatherResamples(Resamples):
+    """Shared draws averaged the straightforward way: a gather per metric."""
+
+    def means(self, values: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
+        n = values.size
+        key = (n, n_resamples, seed)
+        if getattr(self, "_gather_key", None) != key:
+            rng = np.random.default_rng(seed)
+            self._draws = [
+                rng.integers(0, n, (min(BOOTSTRAP_BATCH, n_resamples - start), n))
+                for start in range(0, n_resamples, BOOTSTRAP_BATCH)
+            ]
+            self._gather_key = key
+        return np.concatenate([values[indices].mean(axis=-1) for indices in self._draws])
+
+
+def lexical_scores(n: int) -> list[np.ndarray]:
+    """The defined scores of each metric of ``bench/lexical.py``'s bundle on ``n`` rows."""
+    from lexical import LEXICAL, RETRIEVAL, make_samples, run_ragmeter
+
+    from ragmeter.types import Sample
+
+    rows = run_ragmeter([Sample(**row) for row in make_samples(n)])
+    return [
+        np.array([v for row in rows if (v := row[name]) is not None])
+        for name in LEXICAL + RETRIEVAL
+    ]
+
+
+def summaries(columns: Sequence[np.ndarray], resamples: Resamples) -> list[Summary]:
+    return [summarize(c, resamples=resamples) for c in columns]
+
+
+def best_ms(repeat: int, fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
+    """Best time of each function, the functions run in turn ``repeat`` times."""
+    best = dict.fromkeys(fns, math.inf)
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return {name: 1000 * t for name, t in best.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=2000, help="rows (2000)")
+    parser.add_argument("--repeat", type=int, default=30, help="best of N timings (30)")
+    parser.add_argument("--synthetic", action="store_true", help="uniform random scores")
+    args = parser.parse_args()
+    if args.synthetic:
+        rng = np.random.default_rng(0)
+        columns = [rng.random(args.n) for _ in range(4)]
+    else:
+        columns = lexical_scores(args.n)
+    print("scores per metric:", [c.size for c in columns])
+
+    counts = summaries(columns, Resamples())
+    gather = summaries(columns, GatherResamples())
+    diff = max(
+        abs(getattr(a, f) - getattr(b, f))
+        for a, b in zip(counts, gather, strict=True)
+        for f in ("ci_low", "ci_high")
+    )
+    print(f"largest interval difference, counts vs gather: {diff:.3g}")
+    if diff > 1e-9:
+        raise SystemExit("The intervals differ by more than 1e-9.")
+
+    n = columns[0].size
+    kept = Resamples()
+    times = best_ms(
+        args.repeat,
+        {
+            "counts": lambda: summaries(columns, Resamples()),
+            "counts, draw kept": lambda: summaries(columns, kept),
+            "gather": lambda: summaries(columns, GatherResamples()),
+            "draw (counts)": lambda: list(statistics._resample_counts(n, 1000, 42, keep=True)),
+            "draw (integers)": lambda: [
+                np.random.default_rng(42).integers(0, n, (BOOTSTRAP_BATCH, n))
+                for _ in range(0, 1000, BOOTSTRAP_BATCH)
+            ],
+        },
+    )
+    for name, ms in times.items():
+        print(f"{name:>18}: {ms:7.2f} ms")
+    print(f"4 summaries: counts {times['counts'] / times['gather']:.2f}x the time of gather")
+
+
+if __name__ == "__main__":
+    main()
