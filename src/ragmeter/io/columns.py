@@ -229,7 +229,7 @@ def to_sample(
 
     A bad field is left as ``None`` in the sample; metrics needing it fail for this row.
     """
-    if not isinstance(row, Mapping):
+    if type(row) is not dict and not isinstance(row, Mapping):
         return Sample(), {
             "*": f"expected a mapping (an object with named fields), got {_kind(row)}"
         }
@@ -241,7 +241,9 @@ def to_sample(
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for field, source in sources:
-        if callable(source):
+        if type(source) is str and source in row:
+            raw = row[source]  # a top-level column, as resolve_path looks it up first
+        elif callable(source):
             try:
                 raw = source(row)
             except Exception as exc:  # a user's callable may raise anything
@@ -254,16 +256,25 @@ def to_sample(
                 if field in column_map.sources:
                     problems[field] = f"column mapping {exc.args[0]}"
                 continue
-        try:
-            values[field] = _coerce(field, raw)
-        except _BadValue as exc:
-            problems[field] = str(exc)
+        kind = FIELD_KINDS[field]
+        if type(raw) is str and kind in _TEXT_KINDS:
+            values[field] = raw  # the common cases first, as _coerce gives them
+        elif type(raw) is list and kind in _LIST_KINDS and _STR.issuperset(map(type, raw)):
+            values[field] = tuple(raw)
+        else:
+            try:
+                values[field] = _coerce(field, raw)
+            except _BadValue as exc:
+                problems[field] = str(exc)
     return Sample(**values), problems
 
 
 #: Types that are never array-likes (checked by exact type before the slower duck test).
 _PLAIN_TYPES = frozenset({str, list, tuple, dict, int, float, bool})
 _LIST_KINDS = frozenset({"texts", "ids"})
+#: Kinds whose value is a text as given (an id given as text stays that text).
+_TEXT_KINDS = frozenset({"text", "id"})
+_STR = frozenset({str})
 
 
 class _BadValue(Exception):
@@ -282,7 +293,7 @@ def _coerce(field: str, raw: Any) -> Any:
         return None
     if type(raw) not in _PLAIN_TYPES and _is_array(raw):
         raw = raw.tolist()
-    if type(raw) is list and kind in _LIST_KINDS and all(type(item) is str for item in raw):
+    if type(raw) is list and kind in _LIST_KINDS and _STR.issuperset(map(type, raw)):
         return tuple(raw)  # the common case, as the loop below would give it
     if kind == "text":
         if isinstance(raw, str):

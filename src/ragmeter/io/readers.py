@@ -287,15 +287,20 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
         obj, depth = stack.pop()
         if depth > limit:
             return True
-        for child in obj.values() if isinstance(obj, Mapping) else obj:
-            if type(child) not in _FLAT_TYPES and isinstance(child, _NESTING):
+        for child in obj.values() if type(obj) is dict or isinstance(obj, Mapping) else obj:
+            kind = type(child)
+            if kind in _FLAT_TYPES:
+                continue
+            if kind is list and depth < limit and _FLAT_TYPES.issuperset(map(type, child)):
+                continue  # a list of flat values (a row's contexts) within the limit: a leaf
+            if isinstance(child, _NESTING):
                 stack.append((child, depth + 1))
     return False
 
 
 def _shallow_row(index: int, data: Any, where: str, what: str | None = None) -> Row:
     """``Row(index, data, where)``, or a failed row when ``data`` nests too deep to handle."""
-    if isinstance(data, Mapping | list | tuple) and _too_deep(data):
+    if (type(data) is dict or isinstance(data, _NESTING)) and _too_deep(data):
         return Row(index, None, where, f"{what or where} {_TOO_DEEP}")
     return Row(index, data, where)
 
