@@ -7,8 +7,10 @@ carries its ``k``.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ragmeter.errors import ConfigError
 from ragmeter.metrics.base import Outcome, RunContext
@@ -75,98 +77,157 @@ SPECS: tuple[MetricSpec, ...] = (
 NAMES: frozenset[str] = frozenset(spec.name for spec in SPECS)
 
 
-def _no_reference(retrieved: Sequence[str]) -> Score:
+def _no_reference(n_retrieved: int) -> Score:
     return Score(
         0.0,
         "No reference context ids were given, so no retrieved id can be relevant "
         "(0, as Unitxt and trec_eval).",
-        {"retrieved": len(retrieved), "reference_ids": 0},
+        {"retrieved": n_retrieved, "reference_ids": 0},
     )
 
 
-def _mrr(retrieved: Sequence[str], relevant: frozenset[str]) -> Score:
-    rank = ranking.first_relevant_rank(retrieved, relevant)
+# Each metric in two steps: the numbers that decide its Score, computed from the ids, and
+# the Score made from those numbers alone, so that a batch makes each distinct Score once.
+
+
+def _mrr(retrieved: Sequence[str], relevant: frozenset[str]) -> tuple[int | None, int]:
+    return ranking.first_relevant_rank(retrieved, relevant), len(retrieved)
+
+
+def _mrr_score(rank: int | None, n_retrieved: int) -> Score:
     if rank is None:
         return Score(
             0.0,
-            f"None of the {len(retrieved)} retrieved ids is a reference id.",
+            f"None of the {n_retrieved} retrieved ids is a reference id.",
             {"first_relevant_rank": None},
         )
     return Score(1.0 / rank, f"First reference id at rank {rank}.", {"first_relevant_rank": rank})
 
 
-def _map(retrieved: Sequence[str], relevant: frozenset[str]) -> Score:
+def _map(retrieved: Sequence[str], relevant: frozenset[str]) -> tuple[float, int, int]:
     value = ranking.average_precision(retrieved, relevant)
-    found = len(relevant.intersection(retrieved))
+    found = len(relevant.intersection(retrieved)) if value else 0  # > 0 with any id found
+    return value, found, len(relevant)
+
+
+def _map_score(value: float, found: int, n_relevant: int) -> Score:
     return Score(
         value,
-        f"{found} of {len(relevant)} reference ids retrieved; average precision over all "
-        f"{len(relevant)}.",
-        {"relevant_retrieved": found, "reference_ids": len(relevant)},
+        f"{found} of {n_relevant} reference ids retrieved; average precision over all "
+        f"{n_relevant}.",
+        {"relevant_retrieved": found, "reference_ids": n_relevant},
     )
 
 
-def _map_retrieved(retrieved: Sequence[str], relevant: frozenset[str]) -> Score:
+def _map_retrieved(retrieved: Sequence[str], relevant: frozenset[str]) -> tuple[Any, ...]:
     value = ranking.map_retrieved(retrieved, relevant)
     hits = sum(1 for item in retrieved if item in relevant)
+    return value, hits, len(retrieved), len(relevant)
+
+
+def _map_retrieved_score(value: float, hits: int, n_retrieved: int, n_relevant: int) -> Score:
     if hits == 0:
-        reason = f"None of the {len(retrieved)} retrieved ids is a reference id."
+        reason = f"None of the {n_retrieved} retrieved ids is a reference id."
     else:
         reason = f"Average precision over the {hits} relevant retrieved positions."
-    return Score(value, reason, {"relevant_hits": hits, "reference_ids": len(relevant)})
+    return Score(value, reason, {"relevant_hits": hits, "reference_ids": n_relevant})
 
 
-def _at_k(kind: str, k: int, retrieved: Sequence[str], relevant: frozenset[str]) -> Score:
+def _at_k(kind: str, k: int, retrieved: Sequence[str], relevant: frozenset[str]) -> tuple[Any, ...]:
     value = _AT_K[kind][0](retrieved, relevant, k=k)
     top = retrieved[:k]
     if kind == "precision":
-        hits = sum(1 for item in top if item in relevant)
-        reason = f"{hits} of the first {len(top)} retrieved ids are reference ids."
-        return Score(value, reason, {"k": k, "hits": hits})
+        return kind, k, value, sum(1 for item in top if item in relevant), len(top), None
     found = len(relevant.intersection(top))
     if kind == "recall":
-        reason = f"{found} of {len(relevant)} reference ids among the first {k} retrieved."
+        return kind, k, value, found, len(relevant), None
+    if kind == "ndcg":
+        return kind, k, value, found, min(k, len(relevant)), None
+    rank = ranking.first_relevant_rank(top, relevant) if found else None
+    return kind, k, value, found, None, rank
+
+
+def _at_k_score(
+    kind: str, k: int, value: float, found: int, size: int | None, rank: int | None
+) -> Score:
+    """``found``: hits in the first ``k`` for precision (``size``: their number), reference
+    ids found there for the others (``size``: all reference ids for recall, the ideal
+    ranking's length for ndcg); ``rank``: the first relevant one's, for retrieval and
+    hit_rate."""
+    if kind == "precision":
+        reason = f"{found} of the first {size} retrieved ids are reference ids."
+        return Score(value, reason, {"k": k, "hits": found})
+    if kind == "recall":
+        reason = f"{found} of {size} reference ids among the first {k} retrieved."
     elif kind == "ndcg":
         reason = (
             f"{found} reference ids among the first {k} retrieved; the ideal ranking has "
-            f"{min(k, len(relevant))} first."
+            f"{size} first."
         )
     elif found:
-        rank = ranking.first_relevant_rank(top, relevant)
         reason = f"A reference id is among the first {k} retrieved (rank {rank})."
     else:
         reason = f"No reference id among the first {k} retrieved."
     return Score(value, reason, {"k": k, "found": found})
 
 
+#: Per metric: the numbers that decide its Score, and the Score made from them.
+Measure = Callable[[Sequence[str], frozenset[str]], tuple[Any, ...]]
+_STEPS: dict[str, tuple[Measure, Callable[..., Score]]] = {
+    "mrr": (_mrr, _mrr_score),
+    "map": (_map, _map_score),
+    "map_retrieved": (_map_retrieved, _map_retrieved_score),
+}
+
+
+def _steps(name: str) -> tuple[Measure, Callable[..., Score]]:
+    """The two steps of metric ``name``; raises ``ConfigError`` for a name not of this family."""
+    kind, k = _parse(name)
+    if name in _STEPS:
+        return _STEPS[name]
+    return functools.partial(_at_k, kind, k), _at_k_score
+
+
 class RetrievalFamily:
     """Scores the id-based retrieval metrics of a batch; stateless."""
 
     def score_sample(self, sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:
-        retrieved = sample.contexts_ids or ()
-        relevant = frozenset(sample.reference_context_ids or ())
-        out: dict[str, Outcome] = {}
-        for name in metrics:
-            if not relevant:
-                out[name] = _no_reference(retrieved)
-            elif name == "mrr":
-                out[name] = _mrr(retrieved, relevant)
-            elif name == "map":
-                out[name] = _map(retrieved, relevant)
-            elif name == "map_retrieved":
-                out[name] = _map_retrieved(retrieved, relevant)
-            else:
-                kind, k = _parse(name)
-                out[name] = _at_k(kind, k, retrieved, relevant)
-        return out
+        return _Scorer(metrics).score(sample)
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        for name in metrics:
-            _parse(name)
-        score = self.score_sample
-        return [score(sample, metrics) for sample in samples]
+        score = _Scorer(metrics).score
+        return [score(sample) for sample in samples]
+
+
+class _Scorer:
+    """Scores samples with some metrics. Equal Scores are made once and shared (a Score is
+    a frozen value, its details only read): the samples of a batch mostly get one of a few
+    (first reference id at rank 1, 2, ... or none)."""
+
+    def __init__(self, metrics: Sequence[str]) -> None:
+        #: Per metric: its name, its two steps, and the Scores made so far by their numbers.
+        self.steps = [(name, *_steps(name), {}) for name in metrics]
+        self.no_reference: dict[int, Score] = {}
+
+    def score(self, sample: Sample) -> dict[str, Outcome]:
+        retrieved = sample.contexts_ids or ()
+        relevant = frozenset(sample.reference_context_ids or ())
+        out: dict[str, Outcome] = {}
+        if not relevant:
+            n = len(retrieved)
+            none = self.no_reference.get(n)
+            if none is None:
+                none = self.no_reference[n] = _no_reference(n)
+            return dict.fromkeys((name for name, *_ in self.steps), none)
+        for name, measure, make, made in self.steps:
+            numbers = measure(retrieved, relevant)
+            score = made.get(numbers)
+            if score is None:
+                score = made[numbers] = make(*numbers)
+            out[name] = score
+        return out
 
 
 def _parse(name: str) -> tuple[str, int]:

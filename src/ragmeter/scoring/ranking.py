@@ -65,8 +65,11 @@ def check_k(k: int, metric: str) -> int:
     return k
 
 
+_SETS = (set, frozenset)
+
+
 def _as_set(relevant: Iterable[Hashable]) -> AbstractSet[Hashable]:
-    return relevant if isinstance(relevant, set | frozenset) else set(relevant)
+    return relevant if isinstance(relevant, _SETS) else set(relevant)
 
 
 def _unique(retrieved: Iterable[Hashable]) -> list[Hashable]:
@@ -137,7 +140,7 @@ def average_precision(retrieved: Sequence[Hashable], relevant: Iterable[Hashable
         return 0.0
     hits = 0
     total = 0.0
-    for rank, item in enumerate(_unique(retrieved), 1):
+    for rank, item in enumerate(dict.fromkeys(retrieved), 1):  # each id at its first position
         if item in rel:
             hits += 1
             total += hits / rank
