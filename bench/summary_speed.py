@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import math
 import time
 from collections.abc import Callable, Sequence
+from statistics import median as statistics_median
 from typing import Any
 
 import numpy as np
@@ -70,16 +70,16 @@ def summaries(columns: Sequence[np.ndarray], resamples: Resamples) -> list[Summa
     return [summarize(c, resamples=resamples) for c in columns]
 
 
-def best_ms(repeat: int, fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
-    """Best time of each function, the functions run in turn ``repeat`` times."""
-    best = dict.fromkeys(fns, math.inf)
+def time_ms(repeat: int, fns: dict[str, Callable[[], Any]]) -> dict[str, tuple[float, float]]:
+    """Best and median time of each function, the functions run in turn ``repeat`` times."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeat):
         for name, fn in fns.items():
             gc.collect()
             start = time.perf_counter()
             fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return {name: 1000 * t for name, t in best.items()}
+            times[name].append(1000 * (time.perf_counter() - start))
+    return {name: (min(t), statistics_median(t)) for name, t in times.items()}
 
 
 def main() -> None:
@@ -108,7 +108,7 @@ def main() -> None:
 
     n = columns[0].size
     kept = Resamples()
-    times = best_ms(
+    times = time_ms(
         args.repeat,
         {
             "counts": lambda: summaries(columns, Resamples()),
@@ -121,9 +121,12 @@ def main() -> None:
             ],
         },
     )
-    for name, ms in times.items():
-        print(f"{name:>18}: {ms:7.2f} ms")
-    print(f"4 summaries: counts {times['counts'] / times['gather']:.2f}x the time of gather")
+    print(f"{'':>18}   best of {args.repeat}   median")
+    for name, (best, median) in times.items():
+        print(f"{name:>18}: {best:7.2f} ms  {median:7.2f} ms")
+    for i, what in enumerate(("best", "median")):
+        ratio = times["counts"][i] / times["gather"][i]
+        print(f"4 summaries, {what}: counts take {ratio:.2f}x the time of gather")
 
 
 if __name__ == "__main__":
