@@ -15,11 +15,15 @@ It also times the shared draw alone both ways, and the four summaries on a draw 
 an earlier call (what keeping draws across runs would give; ragmeter does not). It checks
 that both ways give intervals within 1e-9 and prints the largest difference. The scores are
 those of ``bench/lexical.py``'s synthetic rows (k_precision, token_recall, mrr, map), or
-uniform random ones with ``--synthetic``.
+uniform random ones with ``--synthetic``. With ``--evaluate WAY`` it times instead the runner's
+summaries inside ``ragmeter.evaluate()`` on those rows, one way per process (``counts``,
+``gather``) or runs of ``both`` alternating.
 
 Run::
 
     PYTHONPATH=src python bench/summary_speed.py
+    PYTHONPATH=src python bench/summary_speed.py --evaluate counts --repeat 20
+    PYTHONPATH=src python bench/summary_speed.py --evaluate gather --repeat 20
 """
 
 from __future__ import annotations
@@ -82,12 +86,61 @@ def time_ms(repeat: int, fns: dict[str, Callable[[], Any]]) -> dict[str, tuple[f
     return {name: (min(t), statistics_median(t)) for name, t in times.items()}
 
 
+def in_evaluate(n: int, repeat: int, way: str) -> None:
+    """Time the runner's summaries inside ``ragmeter.evaluate()`` on ``bench/lexical.py``'s
+    rows, one way or both (runs alternating; the runner's ``Resamples`` swapped for the
+    gather). One way per process is what a user's process sees: memory is reused between
+    the two ways when they alternate."""
+    from lexical import make_samples, run_evaluate
+
+    from ragmeter.runner import core
+
+    rows = make_samples(n)
+    spent: list[float] = []
+    summaries_of_run = core._summaries
+
+    def timed(acc: Any) -> Any:
+        start = time.perf_counter()
+        out = summaries_of_run(acc)
+        spent.append(1000 * (time.perf_counter() - start))
+        return out
+
+    ways = {"counts": Resamples, "gather": GatherResamples}
+    ways = ways if way == "both" else {way: ways[way]}
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
+    core._summaries = timed  # type: ignore[assignment]
+    try:
+        run_evaluate(rows[:20])
+        for _ in range(repeat):
+            for name, way in ways.items():
+                core.Resamples = way  # type: ignore[misc]
+                spent.clear()
+                start = time.perf_counter()
+                run_evaluate(rows)
+                found[name].append((spent[0], 1000 * (time.perf_counter() - start)))
+    finally:
+        core._summaries, core.Resamples = summaries_of_run, Resamples  # type: ignore[misc]
+    print(f"evaluate() on {n} rows, median of {repeat} runs each ({way}):")
+    for name, times in found.items():
+        summary_ms = statistics_median(t for t, _ in times)
+        run_ms = statistics_median(t for _, t in times)
+        print(f"{name:>8}: summaries {summary_ms:6.2f} ms of a run of {run_ms:7.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=2000, help="rows (2000)")
     parser.add_argument("--repeat", type=int, default=30, help="best of N timings (30)")
     parser.add_argument("--synthetic", action="store_true", help="uniform random scores")
+    parser.add_argument(
+        "--evaluate",
+        choices=("counts", "gather", "both"),
+        help="time the summaries inside evaluate() instead, one way or both alternating",
+    )
     args = parser.parse_args()
+    if args.evaluate:
+        in_evaluate(args.n, args.repeat, args.evaluate)
+        return
     if args.synthetic:
         rng = np.random.default_rng(0)
         columns = [rng.random(args.n) for _ in range(4)]
