@@ -231,13 +231,22 @@ def test_resampled_means_are_scipys_to_rounding_and_on_the_same_side_of_the_mean
     assert near_ties > 0  # the samples do test the recomputed ties
 
 
+@pytest.mark.parametrize("n_resamples", [1000, 250])  # 250: a last batch of 50
 @pytest.mark.parametrize("index", range(4))
-def test_intervals_of_tied_discrete_scores_equal_scipys(index):
+def test_intervals_of_tied_discrete_scores_equal_scipys(index, n_resamples):
     pytest.importorskip("scipy")
     values = _discrete_samples()[index]
-    ours = bootstrap_interval(values, seed=11)
-    theirs = _scipy_interval(values, method="BCa", seed=11)
+    ours = bootstrap_interval(values, seed=11, n_resamples=n_resamples)
+    theirs = _scipy_interval(values, method="BCa", seed=11, n_resamples=n_resamples)
     assert ours == pytest.approx(theirs, abs=1e-9, rel=0)
+
+
+def test_tied_discrete_scores_summarise_the_same_with_draws_kept_or_not() -> None:
+    from ragmeter.scoring.statistics import Resamples
+
+    for values in _discrete_samples():
+        drawn_each_batch = Resamples(max_indices=10)  # counts not kept: one batch at a time
+        assert summarize(values, resamples=drawn_each_batch) == summarize(values)
 
 
 def test_sums_are_exact_for_binary_and_dyadic_scores_only() -> None:
