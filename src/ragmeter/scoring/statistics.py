@@ -132,11 +132,11 @@ class Resamples:
     (so ``scipy.stats.bootstrap``'s), kept as ``counts``: how often each value is drawn in
     each resample. A metric's means are then ``counts @ values / n``, one matrix-vector
     product per batch instead of a gather of ``n_resamples * n`` values. The sums add in
-    another order than scipy's, so a mean can differ from scipy's in its last bits (1e-16
-    relative; intervals agree to 1e-9, tested), but never on which side of the sample mean
-    it falls (BCa's bias correction counts that): means within rounding of the sample mean
-    are recomputed as scipy computes them (:func:`_exact_ties`). Shared or not, the means
-    are bit-identical.
+    another order than scipy's, so a mean can differ from scipy's in its last bits (at most
+    ``(n + 1) * eps * max|v|``, tested; intervals agree to 1e-9), but not on which side of
+    the sample mean it falls (BCa's bias correction counts that): means within rounding of
+    the sample mean are recomputed as scipy computes them (:func:`_exact_ties`). Shared or
+    not, the means are bit-identical.
 
     Metrics of one run often have the same number of defined scores: their bootstraps (same
     ``n``, resamples and seed) then draw once. Keeps the counts of one draw, at most
