@@ -202,6 +202,23 @@ def test_shared_resamples_give_the_same_summaries_as_drawing_each_time() -> None
     assert summarize(columns[0], resamples=small) == summarize(columns[0])
 
 
+def test_resamples_drawn_ahead_on_a_thread_give_the_same_summaries() -> None:
+    from ragmeter.scoring.statistics import Resamples
+
+    rng = np.random.default_rng(4)
+    columns = [rng.random(300), rng.integers(0, 4, 300) / 3, rng.random(200)]
+    ahead = Resamples()
+    ahead.prepare_in_background(300).join()
+    assert ahead._key == (300, 1000, 42)  # drawn before any values were seen
+    assert [summarize(c, resamples=ahead) for c in columns] == [summarize(c) for c in columns]
+    racing = Resamples()
+    racing.prepare_in_background(300)  # not waited for: means() waits or draws itself
+    assert [summarize(c, resamples=racing) for c in columns] == [summarize(c) for c in columns]
+    too_many = Resamples(max_indices=10)
+    too_many.prepare(300)
+    assert too_many._key is None  # nothing kept that does not fit
+
+
 def _discrete_samples() -> list[np.ndarray]:
     """Scores with exact ties between resampled means and the sample mean (reciprocal ranks,
     sevenths, thirds): where the order of a sum decides which side of the mean it falls."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from statistics import NormalDist
@@ -148,19 +149,58 @@ class Resamples:
         self.max_indices = max_indices
         self._key: tuple[int, int, int] | None = None
         self._batches: list[tuple[np.ndarray, dict[str, Any]]] = []
+        self._lock = threading.Lock()
+
+    def prepare(self, n: int, *, n_resamples: int = 1000, seed: int = 42) -> None:
+        """Draw the counts for ``n`` values now, if they fit in ``max_indices``: a runner
+        that knows how many rows it scores calls this on a thread of its own while the
+        rows are scored (the draw releases the GIL). The means are the same either way."""
+        with self._lock:
+            if n * n_resamples <= self.max_indices:
+                self._counts_for(n, n_resamples, seed)
+
+    def prepare_in_background(
+        self, n: int, *, n_resamples: int = 1000, seed: int = 42
+    ) -> threading.Thread:
+        """:meth:`prepare` on a daemon thread, started; :meth:`means` waits for it."""
+        thread = threading.Thread(
+            target=self.prepare,
+            args=(n,),
+            kwargs={"n_resamples": n_resamples, "seed": seed},
+            name="ragmeter-resamples",
+            daemon=True,
+        )
+        thread.start()
+        return thread
 
     def means(self, values: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
         """``bootstrap_means(values, n_resamples=..., rng=default_rng(seed))`` to within
         rounding, on the same side of ``values.mean()`` (see the class)."""
         n = values.size
+        with self._lock:
+            batches: Iterable[tuple[np.ndarray, dict[str, Any]]]
+            if self._key != (n, n_resamples, seed) and n * n_resamples > self.max_indices:
+                batches = _resample_counts(n, n_resamples, seed, keep=False)
+            else:
+                batches = self._counts_for(n, n_resamples, seed)
+            return self._means(values, batches)
+
+    def _counts_for(
+        self, n: int, n_resamples: int, seed: int
+    ) -> list[tuple[np.ndarray, dict[str, Any]]]:
+        """The kept counts of ``(n, n_resamples, seed)``, drawn unless they are kept."""
         key = (n, n_resamples, seed)
-        batches: Iterable[tuple[np.ndarray, dict[str, Any]]] = self._batches
-        if self._key != key and n * n_resamples > self.max_indices:
-            batches = _resample_counts(n, n_resamples, seed, keep=False)
-        elif self._key != key:
+        if self._key != key:
             self._key, self._batches = None, []  # the old draw goes before the new is made
             self._batches = list(_resample_counts(n, n_resamples, seed, keep=True))
-            self._key, batches = key, self._batches
+            self._key = key
+        return self._batches
+
+    @staticmethod
+    def _means(
+        values: np.ndarray, batches: Iterable[tuple[np.ndarray, dict[str, Any]]]
+    ) -> np.ndarray:
+        n = values.size
         states = []
         sums = []
         for counts, state in batches:
