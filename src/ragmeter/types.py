@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -173,17 +173,22 @@ class RowResult:
     failure_causes: dict[str, str] = field(default_factory=dict)
 
     def record(self, metric: str, outcome: Score | Failure) -> None:
-        if isinstance(outcome, Failure):
-            self.failures[metric] = outcome.message
-            self.scores[metric] = None
-            if outcome.cause != "row":
-                self.failure_causes[metric] = outcome.cause
-            return
-        self.scores[metric] = outcome.value
-        if outcome.reason:
-            self.reasons[metric] = outcome.reason
-        if outcome.details:
-            self.details[metric] = dict(outcome.details)
+        self.record_all(((metric, outcome),))
+
+    def record_all(self, outcomes: Iterable[tuple[str, Score | Failure]]) -> None:
+        """:meth:`record` of each ``(metric, outcome)``, in order."""
+        for metric, outcome in outcomes:
+            if isinstance(outcome, Failure):
+                self.failures[metric] = outcome.message
+                self.scores[metric] = None
+                if outcome.cause != "row":
+                    self.failure_causes[metric] = outcome.cause
+                continue
+            self.scores[metric] = outcome.value
+            if outcome.reason:
+                self.reasons[metric] = outcome.reason
+            if outcome.details:
+                self.details[metric] = dict(outcome.details)
 
     @classmethod
     def from_json(cls, rec: Mapping[str, Any]) -> RowResult:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.io.columns import ColumnMap, _BadValue, _coerce, to_sample
+from ragmeter.io.columns import ColumnMap, _BadValue, _coerce, to_sample, to_samples
 from ragmeter.io.readers import MAX_DEPTH, _shallow_row, _too_deep, open_rows
 from ragmeter.types import FIELDS, Sample
 
@@ -156,3 +156,74 @@ def test_to_sample_reads_arrays_of_texts_as_tuples() -> None:
     assert problems == {}
     assert sample.contexts == ("a", "b") and sample.contexts_ids == ("1", "2")
     assert [type(c) for c in sample.contexts or ()] == [str, str]
+
+
+def plain(i: int) -> dict[str, Any]:
+    return {
+        "question_id": f"q{i}",
+        "contexts": [f"c{i}", "d"],
+        "answer": f"a{i}",
+        "reference_context_ids": [],
+        "metadata": {"k": i},
+        "is_answerable_label": i % 2 == 0,
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from(sorted(plain(0))), field_values), max_size=3
+    ),
+    n=st.integers(1, 6),
+)
+def test_to_samples_gives_each_row_what_to_sample_gives_it(
+    changes: list[tuple[int, str, Any]], n: int
+) -> None:
+    rows = [plain(i) for i in range(n)]
+    for i, key, value in changes:
+        rows[i % n][key] = value
+    cmap = ColumnMap.from_any(None)
+    got = to_samples(rows, cmap)
+    expected = [to_sample(row, cmap) for row in rows]
+    assert [(typed(s), p) for s, p in got] == [(typed(s), p) for s, p in expected]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [plain(0), {**plain(1), "answer": None}],  # a null in a text column
+        [plain(0), {**plain(1), "contexts": ("x",)}],  # a tuple in a list column
+        [plain(0), {**plain(1), "extra": 1}],  # other keys
+        [plain(0), {k: v for k, v in plain(1).items() if k != "answer"}],  # fewer keys
+        [plain(0), {**plain(1), "answer": None, "response": "alias"}],
+        [plain(0), {"response" if k == "answer" else k: v for k, v in plain(1).items()}],
+        [plain(0), MappingProxyType(plain(1))],  # not a dict
+        [plain(0), "text"],  # not a mapping
+        [{**plain(0), "metadata": MappingProxyType({"k": 0})}],
+        [{**plain(0), "question_id": 3}],
+        [{"response": "alias", "retrieved_contexts": ["c"]}],
+        [{}],
+    ],
+)
+def test_to_samples_gives_odd_batches_what_to_sample_gives(rows: list[Any]) -> None:
+    cmap = ColumnMap.from_any(None)
+    got = to_samples(rows, cmap)
+    expected = [to_sample(row, cmap) for row in rows]
+    assert [(typed(s), p) for s, p in got] == [(typed(s), p) for s, p in expected]
+
+
+def test_to_samples_follows_the_column_map() -> None:
+    rows = [{"out": f"a{i}", "pred": {"ctx": ["c"]}, "ids": ["d1"]} for i in range(3)]
+    cmap = ColumnMap.from_any({"answer": "out", "contexts": "pred.ctx", "contexts_ids": "ids"})
+    got = to_samples(rows, cmap)
+    assert got == [to_sample(row, cmap) for row in rows]
+    assert [s.answer for s, _ in got] == ["a0", "a1", "a2"]
+    assert got[0][0].contexts == ("c",) and got[0][1] == {}
+    assert to_samples([], cmap) == []
+
+
+def test_metadata_of_each_sample_is_its_own_copy() -> None:
+    rows = [plain(0), plain(1)]
+    (first, _), (second, _) = to_samples(rows, ColumnMap.from_any(None))
+    assert first.metadata == {"k": 0} and first.metadata is not rows[0]["metadata"]
+    assert second.metadata == {"k": 1}

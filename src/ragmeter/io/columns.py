@@ -10,7 +10,7 @@ import itertools
 import json
 import re
 import tokenize
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,12 +269,65 @@ def to_sample(
     return Sample(**values), problems
 
 
+def to_samples(rows: Sequence[Any], column_map: ColumnMap) -> list[tuple[Sample, dict[str, str]]]:
+    """:func:`to_sample` of each row.
+
+    Rows alike, the common batch, are coerced column by column: dicts with the same keys whose
+    fields all come from top-level columns, each column holding one type of value that its
+    field takes as it is (texts for text and id fields, lists of texts for list fields, dicts
+    for metadata, booleans). Each row gets what :func:`to_sample` gives it; any other batch is
+    coerced row by row.
+    """
+    columns = _plain_columns(rows, column_map) if rows else None
+    if columns is None:
+        return [to_sample(row, column_map) for row in rows]
+    absent = [None] * len(rows)
+    given = [columns.get(name, absent) for name in _SAMPLE_FIELDS]
+    return [(Sample(*values), {}) for values in zip(*given, strict=True)]
+
+
+def _plain_columns(rows: Sequence[Any], column_map: ColumnMap) -> dict[str, list[Any]] | None:
+    """Each field's column of values as :func:`to_sample` coerces them, when every row is a
+    dict with the first one's keys and every column holds the common case of its kind (see
+    :func:`to_samples`); else None."""
+    first = rows[0]
+    if type(first) is not dict or not all(
+        type(r) is dict and r.keys() == first.keys() for r in rows
+    ):
+        return None
+    sources = column_map.field_sources(tuple(first))
+    if not sources or not all(type(source) is str and source in first for _, source in sources):
+        return None
+    columns: dict[str, list[Any]] = {}
+    for field, source in sources:
+        values = [row[source] for row in rows]
+        kind = FIELD_KINDS[field]
+        types = set(map(type, values))
+        if types == {_KEPT_AS_GIVEN.get(kind)}:
+            columns[field] = values
+        elif kind == "mapping" and types == {dict}:
+            columns[field] = list(map(dict, values))
+        elif (
+            kind in _LIST_KINDS
+            and types == {list}
+            and _STR.issuperset(map(type, itertools.chain.from_iterable(values)))
+        ):
+            columns[field] = list(map(tuple, values))
+        else:
+            return None
+    return columns
+
+
+#: Sample's fields in the order its constructor takes them.
+_SAMPLE_FIELDS = tuple(f.name for f in dataclasses.fields(Sample))
 #: Types that are never array-likes (checked by exact type before the slower duck test).
 _PLAIN_TYPES = frozenset({str, list, tuple, dict, int, float, bool})
 _LIST_KINDS = frozenset({"texts", "ids"})
 #: Kinds whose value is a text as given (an id given as text stays that text).
 _TEXT_KINDS = frozenset({"text", "id"})
 _STR = frozenset({str})
+#: The type of value each kind of field keeps as it is.
+_KEPT_AS_GIVEN: Mapping[str, type] = {"text": str, "id": str, "bool": bool}
 
 
 class _BadValue(Exception):

@@ -19,6 +19,7 @@ from collections.abc import Callable, Collection, Coroutine, Iterable, Iterator,
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, replace
 from itertools import islice
+from operator import attrgetter
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -32,7 +33,7 @@ from ragmeter.errors import (
     ModelUnavailableError,
     failure_cause,
 )
-from ragmeter.io.columns import ColumnMap, to_sample
+from ragmeter.io.columns import ColumnMap, to_samples
 from ragmeter.io.fingerprint import input_fingerprint
 from ragmeter.io.paths import check_outputs, is_stdout, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
@@ -288,14 +289,24 @@ class Accumulator:
     _spill: IO[bytes] | None = None
 
     def add(self, row: RowResult, metric: str) -> None:
-        if metric in row.failures:
-            self.failed += 1
-        elif row.scores.get(metric) is None:
-            self.undefined += 1
-        else:
-            self.values.append(row.scores[metric])
-            if len(self.values) >= self.spill_after:
-                self._flush()
+        self.add_rows((row,), metric)
+
+    def add_rows(self, rows: Iterable[RowResult], metric: str) -> None:
+        """:meth:`add` of each row, in order; fewer than ``spill_after`` scores stay in memory
+        after either."""
+        values = self.values
+        failed = undefined = 0
+        for row in rows:
+            if metric in row.failures:
+                failed += 1
+            elif (value := row.scores.get(metric)) is None:
+                undefined += 1
+            else:
+                values.append(value)
+        self.failed += failed
+        self.undefined += undefined
+        if len(values) >= self.spill_after:
+            self._flush()
 
     def extend(self, scores: Iterable[float]) -> None:
         """Add defined scores in bulk (engines that receive columns of scores)."""
@@ -373,19 +384,35 @@ class BatchScorer:
             (family, tuple(s.name for s in specs), {f for s in specs for f in s.requires})
             for family, specs in by_family.items()
         ]
+        # A row with every field of every family goes to each family whole: one check.
+        needed = _values_of({f for _, _, needs in whole for f in needs})
+        readable = [row.data for row in batch if row.problem is None and row.data is not None]
+        coerced = iter(to_samples(readable, self.cmap))
+        # The lists of ``work`` that rows with every field go to, found at the first such row.
+        whole_lists: list[list[tuple[int, Sample]]] | None = None
         for pos, row in enumerate(batch):
-            result = RowResult(index=row.index, id=None)
-            results.append(result)
-            wanted = (only or {}).get(row.index)
+            wanted = only.get(row.index) if only else None
             if row.problem is not None or row.data is None:
+                result = RowResult(index=row.index, id=None)
+                results.append(result)
                 for spec in self.plan.specs:
                     if wanted is None or spec.name in wanted:
                         message = row.problem or "unreadable row"
                         result.record(spec.name, Failure(spec.name, message))
                 continue
-            sample, problems = to_sample(row.data, self.cmap)
-            result.id = sample.question_id
-            result.metadata = sample.metadata
+            sample, problems = next(coerced)
+            result = RowResult(row.index, sample.question_id, metadata=sample.metadata)
+            results.append(result)
+            if wanted is None and not problems and None not in needed(sample):
+                if whole_lists is None:
+                    whole_lists = [
+                        work.setdefault(family, {}).setdefault(names, [])
+                        for family, names, _ in whole
+                    ]
+                item = (pos, sample)
+                for items in whole_lists:
+                    items.append(item)
+                continue
             for family, names, needs in whole:
                 if wanted is None and not problems and all(sample.has(f) for f in needs):
                     work.setdefault(family, {}).setdefault(names, []).append((pos, sample))
@@ -417,13 +444,13 @@ class BatchScorer:
             self._score_group(family, names, items, tracker and tracker.call(i))
             for i, (family, names, items) in enumerate(calls)
         ]
-        for items, names, outcomes in await gather_or_cancel(jobs):
+        for items, _, outcomes in await gather_or_cancel(jobs):
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
-                for name in names:
-                    results[pos].record(name, outcome_map[name])
+                results[pos].record_all(outcome_map.items())
         secrets = known_secrets()
-        for result in results:
-            _redact_row(result, secrets)
+        if secrets or _may_hold_url(results):
+            for result in results:
+                _redact_row(result, secrets)
         return results
 
     async def _score_group(
@@ -446,7 +473,7 @@ class BatchScorer:
         samples = [s for _, s in items]
         try:
             outcomes = await fam.score_batch(samples, names)
-            outcomes = [self._checked(names, o) for o in _aligned(outcomes, len(samples))]
+            outcomes = self._checked(names, _aligned(outcomes, len(samples)))
         except JudgeUnavailableError:
             raise  # every row would fail the same way: the run stops
         except Exception as exc:
@@ -457,33 +484,43 @@ class BatchScorer:
             for sample in samples:
                 try:
                     one = await fam.score_batch([sample], names)
-                    outcomes.append(self._checked(names, _aligned(one, 1)[0]))
+                    outcomes.append(self._checked(names, _aligned(one, 1))[0])
                 except JudgeUnavailableError:
                     raise
                 except Exception as exc_one:
                     outcomes.append(_all_failed(names, exc_one))
         return items, names, outcomes
 
-    def _checked(self, names: tuple[str, ...], outcome: Mapping[str, Any]) -> dict[str, Outcome]:
+    def _checked(
+        self, names: tuple[str, ...], outcomes: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Outcome]]:
         """Guard the contract: an outcome per name, scores inside the metric's range."""
-        specs = registry.all_specs()
-        out: dict[str, Outcome] = {}
-        for name in names:
-            value = outcome.get(name)
-            spec = specs[name]
-            if isinstance(value, Failure):
-                out[name] = value
-            elif not isinstance(value, Score):
-                out[name] = Failure(name, f"internal error: {spec.family} returned no score")
-            elif value.value is not None and not spec.lower <= value.value <= spec.upper:
-                out[name] = Failure(
-                    name,
-                    f"internal error: {name} gave {value.value!r}, outside "
-                    f"[{spec.lower}, {spec.upper}]",
-                )
-            else:
-                out[name] = value
-        return out
+        registered = registry.all_specs()
+        specs = [registered[name] for name in names]
+        checked: list[dict[str, Outcome]] = []
+        for outcome in outcomes:
+            out: dict[str, Outcome] = {}
+            for spec in specs:
+                name = spec.name
+                value = outcome.get(name)
+                if type(value) is Score and (
+                    value.value is None or spec.lower <= value.value <= spec.upper
+                ):
+                    out[name] = value  # the common case, as the checks below give it
+                elif isinstance(value, Failure):
+                    out[name] = value
+                elif not isinstance(value, Score):
+                    out[name] = Failure(name, f"internal error: {spec.family} returned no score")
+                elif value.value is not None and not spec.lower <= value.value <= spec.upper:
+                    out[name] = Failure(
+                        name,
+                        f"internal error: {name} gave {value.value!r}, outside "
+                        f"[{spec.lower}, {spec.upper}]",
+                    )
+                else:
+                    out[name] = value
+            checked.append(out)
+        return checked
 
 
 class _BatchProgress:
@@ -651,23 +688,30 @@ class Runner:
         return info
 
     def _account(self, row: RowResult) -> None:
-        self.n_rows += 1
+        self._account_rows([row])
+
+    def _account_rows(self, rows: Sequence[RowResult]) -> None:
+        """Count ``rows`` in the summaries and keep them (or their first failures)."""
+        self.n_rows += len(rows)
         for name, acc in self.acc.items():
-            acc.add(row, name)
-        self.count_causes(row)
+            acc.add_rows(rows, name)
+        for row in rows:
+            if row.failure_causes:
+                self.count_causes(row)
         if self.keep_rows:
-            self.rows.append(row)
-        elif row.failures and len(self.first_failures) < 5:
-            self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
+            self.rows.extend(rows)
+            return
+        for row in rows:
+            if row.failures and len(self.first_failures) < 5:
+                self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
     def _emit(self, rows: list[RowResult], sink: IO[str] | None) -> None:
         if self.resumed is not None:
             rows = [self.resumed.completed(row) for row in rows]
-        for row in rows:
-            self._account(row)
-            if sink is not None:
-                sink.write(json_record(row.to_json()) + "\n")
+        self._account_rows(rows)
         if sink is not None:
+            for row in rows:
+                sink.write(json_record(row.to_json()) + "\n")
             sink.flush()
 
     def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
@@ -765,6 +809,26 @@ def _field_failure(
                 field=fld,
             )
     return None
+
+
+def _values_of(names: Collection[str]) -> Callable[[Sample], tuple[Any, ...]]:
+    """A function giving a sample's values of the fields ``names`` as a tuple, in one call."""
+    if len(names) > 1:
+        return attrgetter(*names)  # type: ignore[return-value]
+    return lambda sample: tuple(getattr(sample, name) for name in names)
+
+
+def _may_hold_url(rows: Sequence[RowResult]) -> bool:
+    """Whether a failure or reason of ``rows`` may hold a URL (or is not text). With no known
+    secret only URL credentials are redacted, so without one the rows are left as they are
+    (:func:`_redact_row` checks row by row; this checks a batch at once, the common case)."""
+    texts = [
+        text for row in rows for texts in (row.failures, row.reasons) for text in texts.values()
+    ]
+    try:
+        return "://" in "".join(texts)
+    except TypeError:  # a message that is not text
+        return True
 
 
 def _redact_row(row: RowResult, secrets: frozenset[str]) -> None:
