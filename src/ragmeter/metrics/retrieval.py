@@ -214,13 +214,13 @@ class _Scorer:
     def score(self, sample: Sample) -> dict[str, Outcome]:
         retrieved = sample.contexts_ids or ()
         relevant = frozenset(sample.reference_context_ids or ())
-        out: dict[str, Outcome] = {}
         if not relevant:
             n = len(retrieved)
             none = self.no_reference.get(n)
             if none is None:
                 none = self.no_reference[n] = _no_reference(n)
             return dict.fromkeys((name for name, *_ in self.steps), none)
+        out: dict[str, Outcome] = {}
         for name, measure, make, made in self.steps:
             numbers = measure(retrieved, relevant)
             score = made.get(numbers)

@@ -823,7 +823,10 @@ def _may_hold_url(rows: Sequence[RowResult]) -> bool:
     secret only URL credentials are redacted, so without one the rows are left as they are
     (:func:`_redact_row` checks row by row; this checks a batch at once, the common case)."""
     texts = [
-        text for row in rows for texts in (row.failures, row.reasons) for text in texts.values()
+        text
+        for row in rows
+        for messages in (row.failures, row.reasons)
+        for text in messages.values()
     ]
     try:
         return "://" in "".join(texts)
