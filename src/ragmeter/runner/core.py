@@ -276,7 +276,8 @@ SPILL_AFTER = 65_536
 class Accumulator:
     """Counts and defined scores of one metric, with flat memory however long the run.
 
-    At most ``spill_after`` scores live in memory; past that they are appended to an anonymous
+    Fewer than ``spill_after`` scores stay in memory between calls (a call adds one row, a
+    batch of rows or a chunk of scores); past that they are appended to an anonymous
     temporary file (float64) that disappears when closed. ``summary()`` reads the scores of
     this one metric back (exact median and bootstrap need them all) and closes the file.
     """
