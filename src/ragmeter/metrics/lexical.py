@@ -11,7 +11,6 @@ is scored on its own.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -187,11 +186,8 @@ class LexicalFamily:
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        """:meth:`score_samples` off the event loop: judge calls keep flowing meanwhile,
-        and the runner's batches in flight are scored on two threads (numpy releases the
-        GIL for most of the work)."""
         check_metrics("lexical", metrics, NAMES)
-        return await asyncio.to_thread(self.score_samples, samples, metrics)
+        return self.score_samples(samples, metrics)
 
 
 class _LexicalBatch:

@@ -51,7 +51,7 @@ from ragmeter.runner.progress import (
     make_progress,
 )
 from ragmeter.runner.resume import Resumed, load_resumed
-from ragmeter.scoring.statistics import Resamples, Summary, summarize
+from ragmeter.scoring.statistics import BOOTSTRAP_MAX_N, Resamples, Summary, summarize
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
 log = logging.getLogger("ragmeter")
@@ -594,6 +594,8 @@ class Runner:
         self.resumed: Resumed | None = None
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
+        #: The bootstrap draws of the summaries, shared by metrics with as many scores.
+        self.resamples = Resamples()
         self.n_rows = 0
         # With rows streamed to a file and not kept, the first failures still reach the summary.
         self.first_failures: list[tuple[int, str, str]] = []
@@ -626,6 +628,9 @@ class Runner:
             sink = out.open("a" if resume else "w", encoding="utf-8")
             write_sidecar(out, self.start_record())
         total = self.source.total
+        if total is not None and 2 <= total <= BOOTSTRAP_MAX_N:
+            # Every row usually has a score: the summaries' draw is made while rows score.
+            self.resamples.prepare_in_background(total)
         bar = make_progress(progress, None if total is None else max(total - len(done), 0))
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
@@ -724,6 +729,7 @@ class Runner:
             n_rows=self.n_rows,
             started=started,
             data_name=data_name,
+            resamples=self.resamples,
             extra_info={
                 **self.record_info(),
                 **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
@@ -748,9 +754,11 @@ def make_result(
     started: dt.datetime,
     data_name: str,
     extra_info: Mapping[str, Any] | None = None,
+    resamples: Resamples | None = None,
 ) -> RunResult:
-    """Summaries (one metric at a time, releasing its spill file) and the run's record."""
-    summary = _summaries(acc)
+    """Summaries (one metric at a time, releasing its spill file; ``resamples``: the
+    bootstrap draws, perhaps made ahead) and the run's record."""
+    summary = _summaries(acc, resamples or Resamples())
     specs = {s.name: s for s in plan.specs}
     usage = ctx.usage
     info: dict[str, Any] = {
@@ -771,10 +779,9 @@ def make_result(
     return RunResult(rows=rows, summary=summary, usage=usage, info=info, specs=specs)
 
 
-def _summaries(acc: Mapping[str, Accumulator]) -> dict[str, Summary]:
+def _summaries(acc: Mapping[str, Accumulator], resamples: Resamples) -> dict[str, Summary]:
     """Each metric's summary, one metric at a time (only one metric's scores are in memory
     at once); metrics with as many defined scores share their bootstrap draws."""
-    resamples = Resamples()
     return {name: a.summary(resamples) for name, a in acc.items()}
 
 
