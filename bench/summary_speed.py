@@ -44,6 +44,9 @@ from ragmeter.scoring.statistics import BOOTSTRAP_BATCH, Resamples, Summary, sum
 class GatherResamples(Resamples):
     """Shared draws averaged the straightforward way: a gather per metric."""
 
+    def prepare(self, n: int, *, n_resamples: int = 1000, seed: int = 42) -> None:
+        """Nothing drawn ahead (the runner draws the counts' way while rows score)."""
+
     def means(self, values: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
         n = values.size
         key = (n, n_resamples, seed)
@@ -99,9 +102,9 @@ def in_evaluate(n: int, repeat: int, way: str) -> None:
     spent: list[float] = []
     summaries_of_run = core._summaries
 
-    def timed(acc: Any) -> Any:
+    def timed(acc: Any, resamples: Any) -> Any:
         start = time.perf_counter()
-        out = summaries_of_run(acc)
+        out = summaries_of_run(acc, resamples)
         spent.append(1000 * (time.perf_counter() - start))
         return out
 
@@ -112,8 +115,8 @@ def in_evaluate(n: int, repeat: int, way: str) -> None:
     try:
         run_evaluate(rows[:20])
         for _ in range(repeat):
-            for name, way in ways.items():
-                core.Resamples = way  # type: ignore[misc]
+            for name, kind in ways.items():
+                core.Resamples = kind  # type: ignore[misc]
                 spent.clear()
                 start = time.perf_counter()
                 run_evaluate(rows)
