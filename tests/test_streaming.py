@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import ragmeter
 from ragmeter.cli import app
 from ragmeter.result import sidecar_path
-from ragmeter.runner import Accumulator
+from ragmeter.runner import Accumulator, accumulator
 from ragmeter.runner import core as runner
 from ragmeter.scoring.statistics import summarize
 from ragmeter.types import RowResult
@@ -49,7 +49,7 @@ def _summaries(result: ragmeter.RunResult) -> dict[str, dict]:
 
 def test_run_without_keeping_rows_gives_the_same_summaries_and_file(tmp_path, monkeypatch):
     data = _write_rows(tmp_path / "data.jsonl", 3000)
-    monkeypatch.setattr(runner, "SPILL_AFTER", 256)  # spill many times over 3,000 rows
+    monkeypatch.setattr(accumulator, "SPILL_AFTER", 256)  # spill many times over 3,000 rows
     kept = ragmeter.evaluate(data, METRICS, out=tmp_path / "kept.jsonl", progress=False)
     streamed = ragmeter.evaluate(
         data, METRICS, out=tmp_path / "streamed.jsonl", progress=False, keep_rows=False

@@ -1,17 +1,18 @@
 """The async core of a run: one concurrency limit, progress, failures as data; a sync facade.
 
-:mod:`~ragmeter.runner.core` plans and scores a run (:class:`Plan` what to compute,
-:class:`BatchScorer` a batch through the families, :class:`Runner` one run's rows in order,
-with resume, run records and summaries: the local run's, and the Ray engine's
-bookkeeping); :mod:`~ragmeter.runner.resume` what of a results file stays on ``--resume``;
-:mod:`~ragmeter.runner.progress` the bar. The public :func:`ragmeter.evaluate` adds the
-report on top.
+:mod:`~ragmeter.runner.plan` decides what a run computes (:class:`Plan`);
+:mod:`~ragmeter.runner.batch_scorer` scores a batch through the families
+(:class:`BatchScorer`); :mod:`~ragmeter.runner.accumulator` keeps each metric's scores in
+flat memory (:class:`Accumulator`); :mod:`~ragmeter.runner.core` runs one run's rows in
+order (:class:`Runner`: resume, run records, summaries; the local run's and the Ray
+engine's bookkeeping); :mod:`~ragmeter.runner.resume` what of a results file stays on
+``--resume``; :mod:`~ragmeter.runner.progress` the bar. The public
+:func:`ragmeter.evaluate` adds the report on top.
 """
 
+from ragmeter.runner.accumulator import Accumulator
+from ragmeter.runner.batch_scorer import BatchScorer
 from ragmeter.runner.core import (
-    Accumulator,
-    BatchScorer,
-    Plan,
     Runner,
     aevaluate,
     evaluate,
@@ -21,6 +22,7 @@ from ragmeter.runner.core import (
     stopped_message,
     stream_of,
 )
+from ragmeter.runner.plan import Plan
 
 __all__ = [
     "Accumulator",

@@ -1,0 +1,102 @@
+"""One metric's counts and defined scores over a run, in flat memory (spilled to a temporary
+file past a limit), and its summary at the end."""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO
+
+import numpy as np
+
+from ragmeter.scoring.statistics import Resamples, Summary, summarize
+from ragmeter.types import RowResult
+
+#: Defined scores one metric keeps in memory before they spill to a temporary file.
+SPILL_AFTER = 65_536
+
+
+@dataclass(slots=True)
+class Accumulator:
+    """Counts and defined scores of one metric, with flat memory however long the run.
+
+    Fewer than ``spill_after`` scores stay in memory between calls (a call adds one row, a
+    batch of rows or a chunk of scores); past that they are appended to an anonymous
+    temporary file (float64) that disappears when closed. ``summary()`` reads the scores of
+    this one metric back (exact median and bootstrap need them all) and closes the file.
+    """
+
+    spill_after: int = field(default_factory=lambda: SPILL_AFTER)
+    values: array = field(default_factory=lambda: array("d"))
+    undefined: int = 0
+    failed: int = 0
+    spilled: int = 0
+    _spill: IO[bytes] | None = None
+
+    def add(self, row: RowResult, metric: str) -> None:
+        self.add_rows((row,), metric)
+
+    def add_rows(self, rows: Iterable[RowResult], metric: str) -> None:
+        """:meth:`add` of each row, in order; fewer than ``spill_after`` scores stay in memory
+        after either."""
+        values = self.values
+        failed = undefined = 0
+        for row in rows:
+            if metric in row.failures:
+                failed += 1
+            elif (value := row.scores.get(metric)) is None:
+                undefined += 1
+            else:
+                values.append(value)
+        self.failed += failed
+        self.undefined += undefined
+        if len(values) >= self.spill_after:
+            self._flush()
+
+    def extend(self, scores: Iterable[float]) -> None:
+        """Add defined scores in bulk (engines that receive columns of scores)."""
+        self.values.extend(scores)
+        if len(self.values) >= self.spill_after:
+            self._flush()
+
+    @property
+    def count(self) -> int:
+        return self.spilled + len(self.values)
+
+    def _flush(self) -> None:
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(prefix="ragmeter-scores-")  # noqa: SIM115
+        self.values.tofile(self._spill)
+        self.spilled += len(self.values)
+        self.values = array("d")
+
+    def scores(self) -> np.ndarray:
+        """Every defined score added so far, in the order added."""
+        memory = np.frombuffer(self.values, dtype=np.float64) if self.values else np.empty(0)
+        if self._spill is None:
+            return memory.copy()
+        self._spill.flush()
+        self._spill.seek(0)
+        disk = np.fromfile(self._spill, dtype=np.float64, count=self.spilled)
+        if disk.size != self.spilled:
+            raise RuntimeError(
+                f"The spill file of scores holds {disk.size} values; {self.spilled} were written."
+            )
+        return np.concatenate([disk, memory]) if memory.size else disk
+
+    def summary(self, resamples: Resamples | None = None) -> Summary:
+        """Summary of this metric; releases the spill file. ``resamples`` shares bootstrap
+        draws between metrics (:class:`~ragmeter.scoring.statistics.Resamples`)."""
+        try:
+            return summarize(
+                self.scores(), undefined=self.undefined, failed=self.failed, resamples=resamples
+            )
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
