@@ -70,15 +70,16 @@ class TokenBatch:
     deletes ASCII punctuation for the whole batch, then numpy finds the tokens (runs of
     bytes above space) and drops the articles as whole tokens (every token is
     ``[a-z0-9]+``, so the regex's word boundaries are token boundaries). Other text (non
-    ASCII, or with ASCII control characters that are not whitespace) is tokenised by
+    ASCII, or with ASCII control characters that are not whitespace, DEL included) is tokenised by
     :func:`tokens` and its tokens joined by spaces into the same buffer. A text whose
     tokens hold a non-printable character is left out (``ok`` is False; use
     :func:`tokens` for it).
 
     A token's key identifies it: two tokens are equal exactly when their keys are. A
     token of at most 8 bytes has its bytes (little-endian) as key; a longer one has a
-    hash of its bytes, checked byte for byte against every other long token of the batch
-    with the same hash (and numbered apart in the rare case of a collision). No key is 0.
+    hash of its bytes, checked byte for byte against the first token of the batch with the
+    same hash (so all of them are equal; those of a rare collision are numbered apart). No
+    key is 0.
 
     Attributes
     ----------
