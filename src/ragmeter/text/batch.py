@@ -47,8 +47,6 @@ def _batch_table() -> bytes:
 
 _BATCH_TABLE = _batch_table()
 _PUNCTUATION_BYTES = string.punctuation.encode("ascii")
-#: Keys below this are tokens of at most 3 bytes.
-_SHORT_KEYS = np.uint64(1 << 24)
 #: ``_MASKS[n]`` keeps the low ``n`` bytes of a little-endian word (``n`` clipped to 8).
 _MASKS = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
 #: Keys of the articles (each fits one word, so its key is its bytes).
@@ -145,17 +143,15 @@ class TokenBatch:
         long = np.flatnonzero(sizes > 8)
         if len(long):
             keys[long] = self._long_keys(long, keys[long])
-        # Separators and articles have at most 3 bytes: look among the short tokens only.
-        short = np.flatnonzero(keys < _SHORT_KEYS)
-        short_keys = keys[short]
-        self.offsets = short[short_keys == _SEPARATOR_KEY]
-        gone = short_keys == _SEPARATOR_KEY
+        # A separator opens each text; it and the articles are dropped.
+        dropped = keys == _SEPARATOR_KEY
+        self.offsets = np.flatnonzero(dropped)
         for article in _ARTICLE_KEYS:
-            gone |= short_keys == article
-        gone_at = short[gone]
-        dropped = np.zeros(len(keys), dtype=bool)
-        dropped[gone_at] = True
-        self.lengths = np.diff(self.offsets) - np.diff(np.searchsorted(gone_at, self.offsets))
+            dropped |= keys == article
+        self.lengths = np.zeros(n, dtype=np.int64)
+        if n:
+            kept = np.logical_not(dropped[: self.offsets[-1]])
+            self.lengths = np.add.reduceat(kept, self.offsets[:-1], dtype=np.int64)
         self.keys = keys
         self.dropped = dropped
         self.ok = ok
