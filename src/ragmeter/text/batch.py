@@ -126,16 +126,12 @@ class TokenBatch:
             # ASCII control characters: those texts take the exact path (rare).
             exact = [i for i, text in enumerate(segments) if ok[i] and _has_control(text)]
         self._buffer = data
-        # Tokens are runs of bytes above space: they start where a space-or-below byte is
-        # followed by one above, and end where the reverse happens (in place, to keep the
-        # large temporaries few).
+        # Tokens are runs of bytes above space: their edges alternate, start then end (one
+        # nonzero pass finds both, twice as fast as one pass each).
         word = raw > 0x20
-        edge = np.greater(word[1:], word[:-1])
-        starts = np.flatnonzero(edge)
-        starts += 1
-        sizes = np.flatnonzero(np.greater(word[:-1], word[1:], out=edge))
-        sizes -= starts
-        sizes += 1
+        edges = np.flatnonzero(word[1:] != word[:-1])
+        starts = edges[0::2] + 1
+        sizes = edges[1::2] - edges[0::2]
         keys = self._words()[starts].view(np.uint64)
         keys &= _MASKS.take(sizes, mode="clip")
         self._starts = starts
