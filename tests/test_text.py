@@ -210,6 +210,18 @@ def test_long_tokens_whose_hashes_collide_still_get_distinct_keys(monkeypatch):
     assert int(batch.keys[13]) == keys[long[0]]
 
 
+def test_long_tokens_get_exact_keys_when_every_key_lands_on_one_slot(monkeypatch):
+    import ragmeter.text.hash_slots as slots_module
+
+    monkeypatch.setattr(slots_module, "_SLOT_MIX", np.uint64(0))  # linear probing does it all
+    long = ["internationalization", "internationalisation", "abcdefghi", "abcdefghj", "x" * 300]
+    batch = TokenBatch.of([" ".join(long), " ".join(reversed(long)), long[0]])
+    keys = {tok: int(batch.keys[t]) for t, tok in zip(range(1, 6), long, strict=True)}
+    assert len(set(keys.values())) == len(long)
+    assert [int(batch.keys[t]) for t in range(7, 12)] == [keys[tok] for tok in reversed(long)]
+    assert int(batch.keys[13]) == keys[long[0]]
+
+
 def test_same_compares_tokens_byte_for_byte():
     batch = TokenBatch.of(["abcdefghijk abcdefghijX abcdefghijk " + "z" * 300 + " " + "z" * 300])
     first, second, third, big, big2 = range(1, 6)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.scoring import batch_overlap, token_tables
+from ragmeter.scoring import batch_overlap
 from ragmeter.scoring.lexical import (
     Bag,
     Overlap,
@@ -23,7 +23,7 @@ from ragmeter.scoring.lexical import (
     token_precision,
     token_recall,
 )
-from ragmeter.text import TokenBatch
+from ragmeter.text import TokenBatch, hash_slots
 
 
 def test_overlap_clips_repeated_tokens_to_the_smaller_count():
@@ -213,7 +213,7 @@ def test_batch_common_counts_sparsely_with_the_same_result(groups):
 def test_batch_common_is_exact_when_every_key_lands_on_one_slot(groups):
     # Every key of a group hashes to the same slot: linear probing does all the work.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(token_tables, "_SLOT_MIX", np.uint64(0))
+        mp.setattr(hash_slots, "_SLOT_MIX", np.uint64(0))
         _check_batch_common(groups)
 
 

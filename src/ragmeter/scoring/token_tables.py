@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.text.hash_slots import home_slots, insert_keys
+
 __all__ = ["IntArray", "TokenTables"]
 
 #: Arrays of indices and counts.
@@ -16,8 +18,8 @@ IntArray = npt.NDArray[np.int64]
 
 class TokenTables:
     """One open-addressing hash table of token keys per group, side by side in one
-    array, built and probed in vectorised numpy rounds (linear probing inside each
-    group's part, a power of two at least four times its tokens).
+    array, built and probed in vectorised numpy rounds (:mod:`ragmeter.text.hash_slots`;
+    each group's part a power of two at least four times its tokens).
 
     Keys identify tokens (:class:`~ragmeter.text.TokenBatch`), and 0 marks an empty slot.
     Lookups come group after group, so each probes a small part that stays in cache.
@@ -37,35 +39,13 @@ class TokenTables:
         self.start = np.zeros(len(sizes), dtype=np.int64)
         np.cumsum(part[:-1], out=self.start[1:])
         self.slot_key = np.zeros(int(part.sum()), dtype=np.uint64)
-        slots = self._insert(keys, np.repeat(self.start, sizes), np.repeat(part - 1, sizes))
+        slots = insert_keys(
+            self.slot_key, keys, np.repeat(self.start, sizes), np.repeat(part - 1, sizes)
+        )
         used = self.slot_key != 0
         self.rank = np.cumsum(used) - 1
         self.kinds = np.add.reduceat(used, self.start).astype(np.int64)
         self.counts = np.bincount(self.rank[slots], minlength=int(self.kinds.sum()))
-
-    @staticmethod
-    def _home(keys: npt.NDArray[np.uint64], start: IntArray, mask: IntArray) -> IntArray:
-        mixed = keys * _SLOT_MIX
-        mixed >>= _SHIFT
-        home = mixed.view(np.int64)
-        home &= mask
-        home += start
-        return home
-
-    def _insert(self, keys: npt.NDArray[np.uint64], start: IntArray, mask: IntArray) -> IntArray:
-        """Put every key in its group's part; return the slot of each."""
-        slot = self._home(keys, start, mask)
-        slot_key = self.slot_key
-        pending = np.arange(len(keys), dtype=np.int64)
-        while len(pending):
-            where = slot[pending]
-            free = slot_key[where] == 0
-            if free.any():
-                # Several keys may claim one free slot: one wins, the others probe on.
-                slot_key[where[free]] = keys[pending[free]]
-            pending = pending[slot_key[where] != keys[pending]]
-            slot[pending] = ((slot[pending] - start[pending] + 1) & mask[pending]) + start[pending]
-        return slot
 
     def find(
         self, keys: npt.NDArray[np.uint64], groups: IntArray, counts: IntArray
@@ -75,7 +55,7 @@ class TokenTables:
         """
         start = np.repeat(self.start[groups], counts)
         mask = np.repeat(self.part[groups] - 1, counts)
-        slot = self._home(keys, start, mask)
+        slot = home_slots(keys, start, mask)
         slot_key = self.slot_key
         # First round over every key at once, without compacting.
         found = slot_key[slot]
@@ -101,7 +81,3 @@ class TokenTables:
         if len(hits) == 1:
             return hits[0], self.rank[slots[0]]
         return np.concatenate(hits), self.rank[np.concatenate(slots)]
-
-
-_SLOT_MIX = np.uint64(0x9E3779B97F4A7C15)
-_SHIFT = np.uint64(32)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ragmeter.text.hash_slots import insert_keys
 from ragmeter.text.squad import squad_tokens
 from ragmeter.text.words import ARTICLES
 
@@ -258,24 +259,19 @@ class TokenBatch:
 
 
 def _first_of_equal(keys: KeyArray) -> IntArray:
-    """For every key, the index of a key equal to it, the same one for all of them: an
-    open-addressing hash table (linear probing, at least twice as many slots as keys) built
-    in vectorised rounds, each slot taken by one key of those that reach it empty."""
+    """For every key, the index of a key equal to it, the same one for all of them: the
+    keys go in one hash table (at least twice as many slots as keys), and each slot names
+    one of the keys it holds."""
     slots = 1 << max(int(2 * len(keys)).bit_length(), 4)
-    slot = ((keys * _MIX) >> np.uint64(32)).view(np.int64) & (slots - 1)
-    owner = np.full(slots, -1, dtype=np.int64)
-    first = np.empty(len(keys), dtype=np.int64)
-    pending = np.arange(len(keys), dtype=np.int64)
-    while len(pending):
-        where = slot[pending]
-        empty = owner[where] < 0
-        owner[where[empty]] = pending[empty]  # of several keys, one takes the slot
-        found = owner[where]
-        equal = keys[found] == keys[pending]
-        first[pending[equal]] = found[equal]
-        pending = pending[~equal]
-        slot[pending] = (slot[pending] + 1) & (slots - 1)
-    return first
+    slot = insert_keys(
+        np.zeros(slots, dtype=np.uint64),
+        keys,
+        np.zeros(len(keys), dtype=np.int64),
+        np.full(len(keys), slots - 1, dtype=np.int64),
+    )
+    owner = np.empty(slots, dtype=np.int64)
+    owner[slot] = np.arange(len(keys), dtype=np.int64)
+    return owner[slot]
 
 
 _CONTROL_RE = re.compile("[\x00-\x08\x0e-\x1b\x7f]")
