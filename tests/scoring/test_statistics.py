@@ -217,6 +217,9 @@ def test_resamples_drawn_ahead_on_a_thread_give_the_same_summaries() -> None:
     too_many = Resamples(max_indices=10)
     too_many.prepare(300)
     assert too_many._key is None  # nothing kept that does not fit
+    assert too_many.prepare_in_background(300) is None  # and no thread started for it
+    assert Resamples().prepare_in_background(BOOTSTRAP_MAX_N + 1) is None  # normal interval
+    assert Resamples().prepare_in_background(1) is None  # no interval
 
 
 def _discrete_samples() -> list[np.ndarray]:

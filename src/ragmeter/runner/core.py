@@ -42,7 +42,7 @@ from ragmeter.runner.progress import (
     make_progress,
 )
 from ragmeter.runner.resume import Resumed, load_resumed
-from ragmeter.scoring.statistics import BOOTSTRAP_MAX_N, Resamples, Summary
+from ragmeter.scoring.statistics import Resamples, Summary
 from ragmeter.types import RowResult
 
 log = logging.getLogger("ragmeter")
@@ -234,7 +234,7 @@ class Runner:
             sink = out.open("a" if resume else "w", encoding="utf-8")
             write_sidecar(out, self.start_record())
         total = self.source.total
-        if total is not None and 2 <= total <= BOOTSTRAP_MAX_N:
+        if total is not None:
             # Every row usually has a score: the summaries' draw is made while rows score.
             self.resamples.prepare_in_background(total)
         bar = make_progress(progress, None if total is None else max(total - len(done), 0))

@@ -152,17 +152,21 @@ class Resamples:
         self._lock = threading.Lock()
 
     def prepare(self, n: int, *, n_resamples: int = 1000, seed: int = 42) -> None:
-        """Draw the counts for ``n`` values now, if they fit in ``max_indices``: a runner
-        that knows how many rows it scores calls this on a thread of its own while the
-        rows are scored (the draw releases the GIL). The means are the same either way."""
-        with self._lock:
-            if n * n_resamples <= self.max_indices:
+        """Draw the counts for ``n`` values now, if :func:`summarize` would bootstrap that
+        many and they fit in ``max_indices``: a runner that knows how many rows it scores
+        calls this on a thread of its own while the rows are scored (the draw releases the
+        GIL). The means are the same either way."""
+        if self._worth_drawing(n, n_resamples):
+            with self._lock:
                 self._counts_for(n, n_resamples, seed)
 
     def prepare_in_background(
         self, n: int, *, n_resamples: int = 1000, seed: int = 42
-    ) -> threading.Thread:
-        """:meth:`prepare` on a daemon thread, started; :meth:`means` waits for it."""
+    ) -> threading.Thread | None:
+        """:meth:`prepare` on a daemon thread, started (``None``: nothing to draw);
+        :meth:`means` waits for it."""
+        if not self._worth_drawing(n, n_resamples):
+            return None
         thread = threading.Thread(
             target=self.prepare,
             args=(n,),
@@ -172,6 +176,10 @@ class Resamples:
         )
         thread.start()
         return thread
+
+    def _worth_drawing(self, n: int, n_resamples: int) -> bool:
+        """Whether a bootstrap of ``n`` values is made (:func:`summarize`) and kept here."""
+        return 2 <= n <= BOOTSTRAP_MAX_N and n * n_resamples <= self.max_indices
 
     def means(self, values: np.ndarray, *, n_resamples: int, seed: int) -> np.ndarray:
         """``bootstrap_means(values, n_resamples=..., rng=default_rng(seed))`` to within
