@@ -103,6 +103,7 @@ from ragmeter.judges.offline_features import (
     prepare_premise,
 )
 from ragmeter.judges.offline_nli import NLI_FEATURES, fill_nli_features
+from ragmeter.judges.reference_reading import read_references
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.settings import Settings
 
@@ -266,7 +267,11 @@ class OfflineJudge:
         if wants & {"answer_claims", "reference_claims"}:
             texts = [answer] if "answer_claims" in wants else []
             if "reference_claims" in wants:
-                texts += list(request.references)
+                # A reference is read as the answer to its question: a leading pronoun takes
+                # the question's subject ("It was completed in 1889." → "The Eiffel Tower ...").
+                texts += read_references(
+                    request.question, request.references, self._parser_or_none()
+                )
             found, meta["claims_method"] = self.claims_of(texts)
             if "answer_claims" in wants:
                 answer_claims, found = found[0], found[1:]
