@@ -17,17 +17,22 @@ Give it replies and it answers with them, recording every request::
 Each script is one of: a fixed reply, a callable ``request -> reply`` (sync or async), a list of
 replies used in order (an exhausted list raises), or an exception instance to raise. Without a
 script, ``analyze`` and ``verify`` raise an error saying what to script.
+
+``judged_by(rule)`` makes a verify script that gives evidence with every verdict, as the
+offline judge does (``meta["support"]`` and ``meta["evidence"]``): ``rule(claim, premise)``
+returns one cell, ``{"support", "decided_by", "spans", "uncertain"}``; ``verbatim`` is a
+ready rule (entailed when the claim's text occurs in the premise, its span the evidence).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 
-__all__ = ["FakeJudge", "all_entailed", "none_entailed"]
+__all__ = ["FakeJudge", "all_entailed", "judged_by", "none_entailed", "verbatim"]
 
 
 def all_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
@@ -44,6 +49,59 @@ def none_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
         matrices=tuple(tuple((False,) * len(b.premises) for _ in b.claims) for b in blocks),
         meta={"method": "fake"},
     )
+
+
+def verbatim(claim: str, premise: str) -> dict[str, Any]:
+    """A rule for :func:`judged_by`: entailed (support 1.0, ``decided_by`` "rule:verbatim")
+    when the claim, without its final period and compared case-insensitively, occurs in the
+    premise, its place the span; else support 0.0 and no span.
+
+    >>> verbatim("Paris is in France.", "Yes: paris is in France, in Europe.")
+    {'support': 1.0, 'decided_by': 'rule:verbatim', 'spans': [[5, 23]], 'uncertain': False}
+    """
+    text = claim.strip().rstrip(".").lower()
+    at = premise.lower().find(text) if text else -1
+    if at < 0:
+        return {"support": 0.0, "decided_by": "rule:verbatim", "spans": [], "uncertain": False}
+    return {
+        "support": 1.0,
+        "decided_by": "rule:verbatim",
+        "spans": [[at, at + len(text)]],
+        "uncertain": False,
+    }
+
+
+def judged_by(
+    rule: Callable[[str, str], Mapping[str, Any]], *, threshold: float = 0.5
+) -> Callable[[Sequence[ClaimBlock]], Verification]:
+    """A verify script that gives evidence with every verdict.
+
+    ``rule(claim, premise)`` returns the cell of one claim and premise: ``support`` (a float
+    in [0, 1]; required), and any of ``decided_by``, ``spans`` (``[[start, end], ...]``
+    into the premise) and ``uncertain``. The verdict is ``support >= threshold``; the reply's
+    ``meta`` carries ``support`` and ``evidence`` in the verdicts' shape.
+
+    >>> script = judged_by(verbatim)
+    >>> reply = script([ClaimBlock(("Paris is in France.",), ("Paris is in France.", "No."))])
+    >>> reply.matrices
+    (((True, False),),)
+    >>> reply.meta["evidence"][0][0][0]["spans"]
+    [[0, 18]]
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(
+            f"The 'threshold' parameter of judged_by must be in [0, 1]. Got {threshold!r}."
+        )
+
+    def script(blocks: Sequence[ClaimBlock]) -> Verification:
+        cells = [[[dict(rule(c, p)) for p in b.premises] for c in b.claims] for b in blocks]
+        support = tuple(tuple(tuple(float(x["support"]) for x in row) for row in b) for b in cells)
+        return Verification(
+            matrices=tuple(tuple(tuple(x >= threshold for x in row) for row in b) for b in support),
+            meta={"method": "fake", "support": support, "evidence": cells},
+        )
+
+    return script
 
 
 class FakeJudge:

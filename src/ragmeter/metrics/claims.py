@@ -33,7 +33,9 @@ from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want, answe
 from ragmeter.judges.claim_split import is_noncommittal
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
+from ragmeter.metrics.claim_evidence import block_cells, relation
 from ragmeter.scoring import claims as C
+from ragmeter.scoring.reference_length import SHORT_REFERENCE_NOTE, reference_much_shorter
 from ragmeter.types import Failure, MetricSpec, Sample, Score
 
 FAMILY = "claims"
@@ -178,6 +180,32 @@ _REFERENCE_VS_CONTEXTS = _NS | {
 }
 _REFERENCE_VS_ANSWER = {"claim_recall", "claim_f1", "context_claim_utilization"}
 _REQUIRES = {s.name: s.requires for s in SPECS}
+
+#: The verdicts each metric rests on, by (whose claims, against what): the uncertain ones
+#: among them are counted in its details and reason.
+_RELATIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    name: tuple(
+        rel
+        for rel, names in (
+            (("answer", "contexts"), _ANSWER_VS_CONTEXTS),
+            (("answer", "references"), _ANSWER_VS_REFERENCES),
+            (("reference", "contexts"), _REFERENCE_VS_CONTEXTS),
+            (("reference", "answer"), _REFERENCE_VS_ANSWER),
+        )
+        if name in names
+    )
+    for name in _NAMES
+}
+#: Metrics that read the reference answers as what is correct: their reasons say so when the
+#: references are much shorter than the answer (:mod:`ragmeter.scoring.reference_length`).
+_REFERENCE_BASED = _NS | {
+    "claim_precision",
+    "claim_precision_support",
+    "claim_recall",
+    "claim_f1",
+    "hallucination",
+    "self_knowledge",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,8 +366,27 @@ class ClaimsFamily:
             noncommittal=plan.answer_claims
             and not answer_claims
             and (analysis.noncommittal is True or is_noncommittal(sample.answer or "")),
+            short_reference=bool(references)
+            and reference_much_shorter(sample.answer or "", references),
         )
+        ref_texts = references if plan.answer_vs_references else ()
+        cells = block_cells(
+            verification,
+            0,
+            blocks[0],
+            support=support if support_source == "judge support" else None,
+            offsets=(0,) * k
+            + tuple(len(p) - len(r) for p, r in zip(premises_a[k:], ref_texts, strict=True)),
+        )
+        for verdicts, row in zip(a, cells, strict=True):
+            found = {}
+            if plan.answer_vs_contexts:
+                found["contexts"] = relation(verdicts[:k], row[:k], range(k))
+            if plan.answer_vs_references:
+                found["references"] = relation(verdicts[k:], row[k:], range(len(references)))
+            store.answer_evidence.append({key: v for key, v in found.items() if v is not None})
         kr = len(contexts) if plan.reference_vs_contexts else 0
+        answer_offset = len(premises_r[-1]) - len(sample.answer or "") if premises_r else 0
         for r, block in enumerate(blocks[1:]):
             m = _check_matrix(verification.matrices[r + 1], block, f"reference {r + 1}'s claims")
             store.reference_in_contexts.append(
@@ -348,6 +395,23 @@ class ClaimsFamily:
             store.reference_in_answer.append(
                 tuple(row[kr] for row in m) if plan.reference_vs_answer else None
             )
+            r_support, r_source = _support_matrix(verification, r + 1, m)
+            r_cells = block_cells(
+                verification,
+                r + 1,
+                block,
+                support=r_support if r_source == "judge support" else None,
+                offsets=(0,) * kr + ((answer_offset,) if plan.reference_vs_answer else ()),
+            )
+            claims_evidence = []
+            for verdicts, row in zip(m, r_cells, strict=True):
+                found = {}
+                if plan.reference_vs_contexts:
+                    found["contexts"] = relation(verdicts[:kr], row[:kr], range(kr))
+                if plan.reference_vs_answer:
+                    found["answer"] = relation(verdicts[kr:], row[kr:], (0,))
+                claims_evidence.append({key: v for key, v in found.items() if v is not None})
+            store.reference_evidence.append(claims_evidence)
         return store
 
 
@@ -364,8 +428,15 @@ class _Store:
     support_source: str = "verdicts (0/1)"
     #: The answer has no claims because it only evades or refuses.
     noncommittal: bool = False
+    #: The references are much shorter than the answer (:mod:`ragmeter.scoring.reference_length`).
+    short_reference: bool = False
     reference_in_contexts: list[tuple[tuple[bool, ...], ...] | None] = field(default_factory=list)
     reference_in_answer: list[tuple[bool, ...] | None] = field(default_factory=list)
+    #: Per answer claim, what its verdicts rest on, by what it was checked against
+    #: ("contexts", "references"; :func:`~ragmeter.metrics.claim_evidence.relation`).
+    answer_evidence: list[dict[str, dict[str, Any]]] = field(default_factory=list)
+    #: Per reference, per claim, the same ("contexts", "answer").
+    reference_evidence: list[list[dict[str, dict[str, Any]]]] = field(default_factory=list)
 
     def pooled_reference_in_contexts(self) -> tuple[tuple[bool, ...], ...]:
         return tuple(row for m in self.reference_in_contexts if m is not None for row in m)
@@ -400,6 +471,8 @@ class _Store:
                 item["correct"] = self.answer_correct[i]
             if self.answer_in_contexts is not None:
                 item["contexts"] = [j for j, e in enumerate(self.answer_in_contexts[i]) if e]
+            if self.answer_evidence and self.answer_evidence[i]:
+                item["evidence"] = self.answer_evidence[i]
             rows.append(item)
         return rows
 
@@ -415,12 +488,54 @@ class _Store:
                     item["in_answer"] = in_ans[i]
                 if in_ctx is not None:
                     item["contexts"] = [j for j, e in enumerate(in_ctx[i]) if e]
+                evidence = self.reference_evidence[r][i] if r < len(self.reference_evidence) else {}
+                if evidence:
+                    item["evidence"] = evidence
                 rows.append(item)
             out.append(rows)
         return out
 
+    def uncertain_count(self, name: str) -> tuple[int, int] | None:
+        """``(uncertain, verdicts)`` among the verdicts metric ``name`` rests on whose
+        uncertainty the judge gave; ``None`` when it gave none."""
+        known = uncertain = 0
+        for whose, against in _RELATIONS[name]:
+            if whose == "answer":
+                items: list[dict[str, dict[str, Any]]] = self.answer_evidence
+            else:
+                items = [e for claims in self.reference_evidence for e in claims]
+            for evidence in items:
+                verdict = evidence.get(against)
+                if verdict is not None and "uncertain" in verdict:
+                    known += 1
+                    uncertain += bool(verdict["uncertain"])
+        return (uncertain, known) if known else None
+
 
 def _metric(name: str, s: _Store) -> Score:
+    score = _metric_score(name, s)
+    if score.value is None:
+        return score
+    notes: list[str] = []
+    details = dict(score.details or {})
+    counted = s.uncertain_count(name)
+    if counted is not None:
+        uncertain, known = counted
+        details["verdict_count"] = known
+        details["uncertain_verdicts"] = uncertain
+        if uncertain:
+            notes.append(
+                f"{uncertain} of {known} {'verdict' if known == 1 else 'verdicts'} "
+                f"{'is' if uncertain == 1 else 'are'} uncertain."
+            )
+    if name in _REFERENCE_BASED and s.short_reference:
+        details["short_reference"] = True
+        notes.append(SHORT_REFERENCE_NOTE)
+    reason = " ".join([score.reason or "", *notes]).strip() if notes else score.reason
+    return Score(score.value, reason=reason, details=details)
+
+
+def _metric_score(name: str, s: _Store) -> Score:
     ref_ctx = s.pooled_reference_in_contexts()
     if name in _NS:
         score = C.noise_sensitivity(
