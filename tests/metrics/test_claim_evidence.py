@@ -244,3 +244,40 @@ def test_evidence_reaches_the_results_file(tmp_path) -> None:
 def test_blocks_sent_are_unchanged_by_evidence() -> None:
     _, judge = score(SAMPLE, ["faithfulness"], judged_by(verbatim))
     assert judge.verify_requests[0] == (ClaimBlock(ANSWER_CLAIMS, CONTEXTS),)
+
+
+def test_the_run_summary_reports_the_share_of_uncertain_verdicts(tmp_path) -> None:
+    import json
+
+    def rule(claim: str, premise: str) -> dict:
+        return {"support": 0.55, "uncertain": premise == CONTEXTS[0]}
+
+    judge = FakeJudge(
+        analyze=Analysis(answer_claims=ANSWER_CLAIMS, reference_claims=REFERENCE_CLAIMS),
+        verify=judged_by(rule),
+    )
+    row = {"question": QUESTION, "answer": ANSWER, "contexts": list(CONTEXTS)}
+    rows = [row, {**row, "contexts": [CONTEXTS[0]]}, {**row, "contexts": []}]
+    out = tmp_path / "results.jsonl"
+    result = ragmeter.evaluate(rows, ["faithfulness"], judge=judge, out=out, progress=False)
+    summary = result.summary["faithfulness"]
+    # row 0: entailed by a certain context: 2 certain verdicts; row 1: only the uncertain
+    # context: 2 uncertain verdicts; row 2 (no contexts) is undefined and has none
+    assert (summary.verdicts, summary.uncertain_verdicts) == (4, 2)
+    assert summary.uncertain_share == 0.5
+    recorded = json.loads(out.with_name("results.jsonl.run.json").read_text())
+    assert recorded["summary"]["faithfulness"]["uncertain_share"] == 0.5
+    assert result.rows[1].reasons["faithfulness"].endswith("2 of 2 verdicts are uncertain.")
+
+
+def test_a_summary_without_verdict_counts_keeps_its_keys_and_never_divides_by_zero() -> None:
+    from ragmeter.scoring.statistics import summarize
+
+    plain = summarize([0.5, 1.0])
+    assert "uncertain_share" not in plain.as_dict() and "verdicts" not in plain.as_dict()
+    assert plain.uncertain_share is None
+    from dataclasses import replace
+
+    none_known = replace(plain, verdicts=0, uncertain_verdicts=0)
+    assert none_known.uncertain_share is None
+    assert none_known.as_dict()["uncertain_share"] is None

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import IO
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import IO, Any
 
 import numpy as np
 
@@ -33,6 +33,11 @@ class Accumulator:
     undefined: int = 0
     failed: int = 0
     spilled: int = 0
+    #: Verdicts of known certainty behind the defined scores, and the uncertain ones among
+    #: them (claim metrics' details ``verdict_count`` and ``uncertain_verdicts``); ``verdicts``
+    #: stays ``None`` while no row has said.
+    verdicts: int | None = None
+    uncertain_verdicts: int = 0
     _spill: IO[bytes] | None = None
 
     def add(self, row: RowResult, metric: str) -> None:
@@ -50,10 +55,21 @@ class Accumulator:
                 undefined += 1
             else:
                 values.append(value)
+                if row.details:
+                    self._count_verdicts(row.details.get(metric))
         self.failed += failed
         self.undefined += undefined
         if len(values) >= self.spill_after:
             self._flush()
+
+    def _count_verdicts(self, details: Any) -> None:
+        if not isinstance(details, Mapping):
+            return
+        count, uncertain = details.get("verdict_count"), details.get("uncertain_verdicts")
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (count, uncertain)):
+            return
+        self.verdicts = (self.verdicts or 0) + count
+        self.uncertain_verdicts += uncertain
 
     def extend(self, scores: Iterable[float]) -> None:
         """Add defined scores in bulk (engines that receive columns of scores)."""
@@ -90,11 +106,14 @@ class Accumulator:
         """Summary of this metric; releases the spill file. ``resamples`` shares bootstrap
         draws between metrics (:class:`~ragmeter.scoring.statistics.Resamples`)."""
         try:
-            return summarize(
+            summary = summarize(
                 self.scores(), undefined=self.undefined, failed=self.failed, resamples=resamples
             )
         finally:
             self.close()
+        if self.verdicts is None:
+            return summary
+        return replace(summary, verdicts=self.verdicts, uncertain_verdicts=self.uncertain_verdicts)
 
     def close(self) -> None:
         if self._spill is not None:

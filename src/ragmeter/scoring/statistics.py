@@ -34,9 +34,28 @@ class Summary:
     confidence: float = 0.95
     #: How the interval was computed: "bca", "percentile", "constant", "normal" or "none".
     ci_method: str = "none"
+    #: Claim metrics: how many verdicts the defined scores rest on had a known certainty
+    #: (the judge said which were uncertain), and how many of them were uncertain; ``None``
+    #: for other metrics and for judges that do not say.
+    verdicts: int | None = None
+    uncertain_verdicts: int | None = None
+
+    @property
+    def uncertain_share(self) -> float | None:
+        """The share of uncertain verdicts; ``None`` when none is known (never NaN)."""
+        if not self.verdicts or self.uncertain_verdicts is None:
+            return None
+        return self.uncertain_verdicts / self.verdicts
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a dict; with verdict counts, ``uncertain_share`` too (without them,
+        the keys are left out)."""
+        out = asdict(self)
+        if self.verdicts is None:
+            del out["verdicts"], out["uncertain_verdicts"]
+        else:
+            out["uncertain_share"] = self.uncertain_share
+        return out
 
 
 #: Resamples per batch (``scipy.stats.bootstrap``'s ``batch``, one ``integers`` call each):
