@@ -13,17 +13,36 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragmeter.errors import RagmeterError
 from ragmeter.io.paths import make_parent
 from ragmeter.report.compare import Comparison, compare_runs
-from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run, load_run, read_details
-from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
+from ragmeter.report.load import (
+    MetricInfo,
+    ReportRow,
+    Run,
+    as_run,
+    load_run,
+    read_details,
+    read_inputs,
+    recorded_input,
+)
+from ragmeter.report.risk import (
+    SHORT_REFERENCE_SHARE,
+    UNCERTAIN_SHARE,
+    RiskSign,
+    RiskThresholds,
+    rank_signs,
+    risk_signs,
+    short_reference_sign,
+    uncertain_sign,
+)
 from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
 from ragmeter.report.svg import PLOT_CSS, distribution_svg
 from ragmeter.scoring.statistics import Summary
@@ -32,6 +51,13 @@ __all__ = ["render_report", "shown_indices", "worst_rows", "write_report"]
 
 _MAX_TEXT = 1200
 _MAX_ITEMS = 25
+#: A context (or reference, or answer) longer than this shows only windows around its
+#: evidence spans, each reaching this far either side of its span.
+_MAX_PREMISE = 700
+_SPAN_WINDOW = 160
+#: Windows shown per text; contexts shown per sample.
+_MAX_WINDOWS = 6
+_MAX_CONTEXTS = 10
 #: Row indices a sign lists before "and N more".
 _MAX_SIGN_ROWS = 12
 
@@ -57,6 +83,8 @@ overflow-wrap:anywhere}
 .sample dl{margin:4px 0;display:grid;grid-template-columns:max-content minmax(0,1fr);
 gap:3px 12px}.sample dt{font-weight:600}.sample dd{margin:0}
 nav ul{columns:3;font-size:13px}.scroll{overflow-x:auto}
+mark{background:#fff1a8;padding:0 1px}.unc{color:#8a5a00;font-weight:600}
+.premise{margin:3px 0 6px;padding:3px 6px;border-left:3px solid #dcdcde}
 """
 _CSS = _PAGE_CSS.replace("\n", "") + PLOT_CSS
 
@@ -120,12 +148,39 @@ def shown_indices(run: Run, worst_n: int) -> set[int]:
     return out
 
 
-def _load_lean(obj: Any, worst_n: int) -> Run:
-    """A results path is read without details, then details of the shown rows only."""
+def _load_lean(obj: Any, worst_n: int, data: Any = None) -> Run:
+    """A results path is read without details, then details of the shown rows only; the
+    shown rows get their input texts when the input can be read again (:func:`_inputs`)."""
     if not isinstance(obj, str | os.PathLike):
-        return as_run(obj)
+        run = as_run(obj)
+        return run.with_inputs(_inputs(obj, run, shown_indices(run, worst_n), data))
     run = load_run(obj, keep_details=False)
-    return run.with_details(read_details(obj, shown_indices(run, worst_n)))
+    shown = shown_indices(run, worst_n)
+    return run.with_details(read_details(obj, shown)).with_inputs(_inputs(obj, run, shown, data))
+
+
+def _inputs(obj: Any, run: Run, indices: set[int], data: Any) -> dict[int, dict[str, Any]]:
+    """The input texts of the rows at ``indices``, from ``data`` (the input as ``evaluate``
+    took it, or ``(data, column_map)``), else from a RunResult's own input, else from the
+    file its run record names when it is still there unchanged; ``{}`` when none can be read
+    (the report then shows what the results hold)."""
+    if not indices:
+        return {}
+    column_map = None
+    if data is None:
+        source = getattr(obj, "source", None)
+        if isinstance(source, tuple) and len(source) == 2:
+            data, column_map = source
+        elif isinstance(obj, str | os.PathLike):
+            data = recorded_input(run.info, obj)
+    elif isinstance(data, tuple) and len(data) == 2:
+        data, column_map = data
+    if data is None or isinstance(data, Iterator):
+        return {}
+    try:
+        return read_inputs(data, indices, column_map=column_map)
+    except (RagmeterError, OSError, ValueError, TypeError):
+        return {}
 
 
 def _unscored_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
@@ -134,12 +189,23 @@ def _unscored_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
 
 
 # -- pieces -------------------------------------------------------------------------------
+def _uncertain_cell(s: Summary) -> str:
+    share = s.uncertain_share
+    if share is None:
+        return "—"
+    return f"{share:.0%} ({s.uncertain_verdicts} of {s.verdicts})"
+
+
 def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label: str) -> None:
+    metrics = list(metrics)
+    verdicts = any(run.summary(m.name).verdicts is not None for m in metrics)
     w.add(
         "<table><thead><tr>",
         f"<th>{html.escape(label)}</th><th>direction</th><th>n</th><th>undefined</th>"
         "<th>failed</th><th>mean</th><th>median</th><th>std</th><th>min</th><th>max</th>"
-        "<th>95% bootstrap interval</th></tr></thead><tbody>",
+        "<th>95% bootstrap interval</th>",
+        "<th>uncertain verdicts</th>" if verdicts else "",
+        "</tr></thead><tbody>",
     )
     for info in metrics:
         s = run.summary(info.name)
@@ -148,12 +214,40 @@ def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label
             f"{' (guessed)' if info.inferred else ''}</td>",
             f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td><td class=n>{s.failed}</td>",
             *(f"<td class=n>{_num(v)}</td>" for v in (s.mean, s.median, s.std, s.min, s.max)),
-            f"<td class=n>{_ci(s)}</td></tr>",
+            f"<td class=n>{_ci(s)}</td>",
+            f"<td class=n>{_uncertain_cell(s)}</td>" if verdicts else "",
+            "</tr>",
         )
     w.add("</tbody></table>")
 
 
 def _signs_for(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[RiskSign]:
+    """The signs of one metric: its scores', then its verdicts' and references' (claims)."""
+    col = run.column(info.name)
+    signs = _score_signs(run, info, thresholds)
+    counts = run.verdict_counts(info.name)
+    found = [
+        None
+        if counts is None
+        else uncertain_sign(
+            info.name,
+            uncertain=counts[0],
+            verdicts=counts[1],
+            rows=run.uncertain_rows(info.name),
+            scored=len(col.values),
+            thresholds=thresholds,
+        ),
+        short_reference_sign(
+            info.name,
+            rows=run.short_reference_rows(info.name),
+            scored=len(col.values),
+            thresholds=thresholds,
+        ),
+    ]
+    return signs + [sign for sign in found if sign is not None]
+
+
+def _score_signs(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[RiskSign]:
     col = run.column(info.name)
     return risk_signs(
         col.values,
@@ -295,10 +389,169 @@ def _details(w: _Writer, details: Any) -> str:
     return "".join(out)
 
 
+#: What a claim was checked against: the texts' name, and its verdict in words.
+_AGAINST: Mapping[str, tuple[str, str, str]] = {
+    "contexts": ("context", "in a context", "in no context"),
+    "references": ("reference", "correct", "incorrect (no reference entails it)"),
+    "answer": ("answer", "in the answer", "not in the answer"),
+}
+
+#: Marks in a text: (start, end, label of the claim), by (what text, its index).
+_Marks = dict[tuple[str, int], list[tuple[int, int, str]]]
+
+
+def _claim_items(details: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """``(label, claim item)`` of the answer's claims ("1", "2") and the references' ("r1.2")."""
+    items: list[tuple[str, Mapping[str, Any]]] = []
+    answer = details.get("answer_claims")
+    for i, item in enumerate(answer if isinstance(answer, list) else ()):
+        if isinstance(item, Mapping):
+            items.append((str(i + 1), item))
+    references = details.get("reference_claims")
+    for r, claims in enumerate(references if isinstance(references, list) else ()):
+        for i, item in enumerate(claims if isinstance(claims, list) else ()):
+            if isinstance(item, Mapping):
+                items.append((f"r{r + 1}.{i + 1}", item))
+    return items
+
+
+def _span_pairs(cell: Mapping[str, Any]) -> list[tuple[int, int]]:
+    spans = cell.get("spans")
+    return [
+        (sp[0], sp[1])
+        for sp in (spans if isinstance(spans, list) else ())
+        if isinstance(sp, list | tuple)
+        and len(sp) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in sp)
+    ]
+
+
+def _claim_evidence(w: _Writer, details: Mapping[str, Any]) -> tuple[str, _Marks]:
+    """The claims with their verdicts and what each rests on, as a table, and the evidence
+    spans to mark in the texts; ``("", {})`` when no claim carries evidence."""
+    items = _claim_items(details)
+    if not any(isinstance(item.get("evidence"), Mapping) for _, item in items):
+        return "", {}
+    marks: _Marks = {}
+    body: list[str] = []
+    for label, item in items[: 2 * _MAX_ITEMS]:
+        evidence = item.get("evidence")
+        claim = _scalar(w, item.get("claim", ""))
+        verdicts = evidence.items() if isinstance(evidence, Mapping) else ()
+        shown = 0
+        for against, verdict in verdicts:
+            if against not in _AGAINST or not isinstance(verdict, Mapping):
+                continue
+            kind, yes, no = _AGAINST[against]
+            cells = [c for c in verdict.get("rests_on") or () if isinstance(c, Mapping)]
+            where = []
+            for c in cells:
+                index = c.get("index", 0)
+                index = index if isinstance(index, int) and not isinstance(index, bool) else 0
+                where.append(kind if kind == "answer" else f"{kind} {index}")
+                for start, end in _span_pairs(c):
+                    marks.setdefault((kind, index), []).append((start, end, label))
+            first = cells[0] if cells else {}
+            support = first.get("support")
+            decided = first.get("decided_by")
+            said = yes if verdict.get("entailed") else no
+            unsure = ' <span class="unc">uncertain</span>' if verdict.get("uncertain") else ""
+            body.append(
+                f"<tr><td class=n>{w.t(label, limit=20)}</td><td>{claim}</td>"
+                f"<td>{w.t(said, limit=None)}{unsure}</td>"
+                f"<td class=n>{_num(support, 2) if isinstance(support, float | int) else '—'}"
+                f"</td><td>{w.t(decided, limit=80) if isinstance(decided, str) else '—'}</td>"
+                f"<td>{w.t(', '.join(where), limit=200) or '—'}</td></tr>"
+            )
+            shown += 1
+            claim = "″"  # the same claim on the next line
+        if not shown:
+            body.append(
+                f"<tr><td class=n>{w.t(label, limit=20)}</td><td>{claim}</td>"
+                "<td colspan=4>—</td></tr>"
+            )
+    if len(items) > 2 * _MAX_ITEMS:
+        body.append(f"<tr><td colspan=6><i>… {len(items) - 2 * _MAX_ITEMS} more</i></td></tr>")
+    table = (
+        "<table><thead><tr><th>#</th><th>claim</th><th>verdict</th><th>support</th>"
+        "<th>decided by</th><th>rests on</th></tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+    )
+    return table, marks
+
+
+def _windows(length: int, spans: Sequence[tuple[int, int]], plain: int) -> list[tuple[int, int]]:
+    """The parts of a text of ``length`` characters to show: all of it when short, else
+    windows around ``spans`` (merged), else its first ``plain`` characters."""
+    if length <= (_MAX_PREMISE if spans else plain):
+        return [(0, length)]
+    if not spans:
+        return [(0, plain)]
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        lo = max(0, start - _SPAN_WINDOW)
+        hi = min(length, end + _SPAN_WINDOW, start + _MAX_PREMISE)
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out[:_MAX_WINDOWS]
+
+
+def _marked(
+    w: _Writer, text: str, marks: Sequence[tuple[int, int, str]], *, plain: int = 240
+) -> str:
+    """``text`` escaped, its evidence spans in ``<mark>`` (titled with their claims), cut to
+    windows around them when long (an ellipsis where text is left out)."""
+    clean = scrub_text(text, env=w.env)
+    if clean != text:
+        marks = ()  # a secret was scrubbed: the offsets no longer hold
+    merged: list[list[Any]] = []
+    for start, end, label in sorted(m for m in marks if 0 <= m[0] < m[1] <= len(clean)):
+        if merged and start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+            if label not in merged[-1][2]:
+                merged[-1][2].append(label)
+        else:
+            merged.append([start, end, [label]])
+    windows = _windows(len(clean), [(m[0], m[1]) for m in merged], plain)
+    parts: list[str] = []
+    for lo, hi in windows:
+        if lo > 0:
+            parts.append("… ")
+        at = lo
+        for start, end, labels in merged:
+            start, end = max(start, lo), min(end, hi)
+            if end <= start:
+                continue
+            title = html.escape("claim " + ", ".join(labels), quote=True)
+            parts.append(html.escape(clean[at:start]))
+            parts.append(f'<mark title="{title}">{html.escape(clean[start:end])}</mark>')
+            at = end
+        parts.append(html.escape(clean[at:hi]))
+        if hi < len(clean):
+            parts.append(f" … ({len(clean) - hi} more characters)" if hi == windows[-1][1] else " ")
+    return f'<span class="txt">{"".join(parts)}</span>'
+
+
+def _texts(w: _Writer, kind: str, texts: Sequence[str], marks: _Marks) -> str:
+    shown = [
+        f'<div class="premise"><b>{kind} {j}</b>: {_marked(w, text, marks.get((kind, j), []))}'
+        "</div>"
+        for j, text in enumerate(texts[:_MAX_CONTEXTS])
+    ]
+    if len(texts) > _MAX_CONTEXTS:
+        shown.append(f"<i>… {len(texts) - _MAX_CONTEXTS} more</i>")
+    return "".join(shown) or "<i>(none)</i>"
+
+
 def _sample(w: _Writer, row: ReportRow, metric: str, info: MetricInfo) -> None:
     value = row.scores.get(metric)
     head = f"row {row.index}" + (f" · id {w.t(row.id, limit=200)}" if row.id is not None else "")
     score = "undefined" if value is None else _num(value)
+    details = row.details.get(metric)
+    table, marks = _claim_evidence(w, details) if isinstance(details, Mapping) else ("", {})
     w.add(f'<div class="sample"><b>{head}</b> · {w.t(metric)} = <b>{score}</b><dl>')
     if metric in row.failures:
         w.add(f'<dt>failure</dt><dd class="txt fail">{w.t(row.failures[metric])}</dd>')
@@ -307,9 +560,20 @@ def _sample(w: _Writer, row: ReportRow, metric: str, info: MetricInfo) -> None:
     if row.question is not None:
         w.add(f'<dt>question</dt><dd class="txt">{w.t(row.question)}</dd>')
     if row.answer is not None:
-        w.add(f'<dt>answer</dt><dd class="txt">{w.t(row.answer)}</dd>')
-    if row.details.get(metric):
-        w.add(f"<dt>details</dt><dd>{_details(w, row.details[metric])}</dd>")
+        answer = _marked(w, row.answer, marks.get(("answer", 0), []), plain=_MAX_TEXT)
+        w.add(f"<dt>answer</dt><dd>{answer}</dd>")
+    if row.contexts is not None:
+        w.add(f"<dt>contexts</dt><dd>{_texts(w, 'context', row.contexts, marks)}</dd>")
+    if row.reference_answers is not None:
+        refs = _texts(w, "reference", row.reference_answers, marks)
+        w.add(f"<dt>references</dt><dd>{refs}</dd>")
+    if table:
+        w.add(f"<dt>claims</dt><dd>{table}</dd>")
+        details = {
+            k: v for k, v in details.items() if k not in ("answer_claims", "reference_claims")
+        }
+    if details:
+        w.add(f"<dt>details</dt><dd>{_details(w, details)}</dd>")
     if row.metadata:
         w.add(f"<dt>metadata</dt><dd>{_scalar(w, row.metadata)}</dd>")
     w.add("</dl></div>")
@@ -525,6 +789,9 @@ def _thresholds_note(w: _Writer, t: RiskThresholds, metrics: Sequence[MetricInfo
         f"|mean − median| over {t.skew:.0%} of the range, std over {t.spread:.0%} of the "
         f"range, or over {t.missing_share:.0%} of rows unscored. "
         + (f"Per metric: {'; '.join(per)}. " if per else "")
+        + f"Claim metrics: raised when over {UNCERTAIN_SHARE:.0%} of a metric's verdicts were "
+        f"uncertain, or over {SHORT_REFERENCE_SHARE:.0%} of its rows have references much "
+        "shorter than their answers (fewer than half the answer's content words). "
         + "Signs that point at the same rows with the same numbers are merged; the most "
         "important first (failed rows, poor shares, undefined rows, skew, spread). Change "
         "them with <code>--risk-threshold name=value</code> or "
@@ -615,13 +882,14 @@ def render_report(
     worst_n: int = 5,
     top_signs: int = 5,
     title: str | None = None,
+    data: Any = None,
 ) -> str:
     """The report as an HTML string (see :func:`write_report`)."""
     if worst_n < 0:
         raise ValueError(f"The 'worst_n' parameter must be >= 0. Got {worst_n!r}.")
     if top_signs < 1:
         raise ValueError(f"The 'top_signs' parameter must be >= 1. Got {top_signs!r}.")
-    r = _load_lean(run, worst_n)
+    r = _load_lean(run, worst_n, data)
     t = thresholds or RiskThresholds()
     base = None if baseline is None else as_run(baseline)
     comparison = None if base is None else compare_runs(base, r)
@@ -703,7 +971,8 @@ def write_run_report(
     else:
         run = Run.from_parts([r.to_json() for r in result.rows], result.info)
     make_parent(out_path)
-    return write_report(run, out_path, group_by=group_by)
+    source = getattr(result, "source", None)
+    return write_report(run, out_path, group_by=group_by, data=source)
 
 
 def write_report(
@@ -716,6 +985,7 @@ def write_report(
     worst_n: int = 5,
     top_signs: int = 5,
     title: str | None = None,
+    data: Any = None,
 ) -> Path:
     """Write ONE self-contained HTML report of ``run`` to ``out_path``; returns the path.
 
@@ -724,6 +994,12 @@ def write_report(
     the signs of risk (per-metric defaults included); the ``top_signs`` most important show
     first, the rest fold. ``worst_n`` rows per metric are shown in full. The file needs no
     network and runs no script; all data is escaped and secrets are scrubbed.
+
+    The rows shown in full show their question, answer, contexts and references, with the
+    claims' evidence spans marked, when the input can be read again: ``data`` (the input
+    as ``evaluate`` took it, or ``(data, column_map)``), else a RunResult's own input, else
+    the input file its run record names, when it is still there unchanged (read with the
+    canonical column names).
     """
     text = render_report(
         run,
@@ -733,6 +1009,7 @@ def write_report(
         worst_n=worst_n,
         top_signs=top_signs,
         title=title,
+        data=data,
     )
     out = Path(out_path)
     out.write_text(text, encoding="utf-8")

@@ -17,7 +17,7 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ __all__ = [
     "infer_higher_is_better",
     "load_run",
     "read_details",
+    "read_inputs",
+    "recorded_input",
     "sidecar_path",
 ]
 
@@ -93,9 +95,17 @@ class ReportRow:
     failures: Mapping[str, str] = field(default_factory=dict)
     details: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] | None = None
-    #: Question and answer, when the results file carries them (optional keys).
+    #: Question and answer, when the results file carries them (optional keys) or the
+    #: run's input was read again (:meth:`Run.with_inputs`).
     question: str | None = None
     answer: str | None = None
+    #: The texts the claim evidence points into, when known (as question and answer).
+    contexts: tuple[str, ...] | None = None
+    reference_answers: tuple[str, ...] | None = None
+    #: Claim metrics' ``(uncertain, verdicts)`` counts, kept even when details are dropped.
+    verdict_counts: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: Claim metrics whose reason says the references are much shorter than the answer.
+    short_reference: frozenset[str] = frozenset()
 
     def lookup(self, path: str) -> Any:
         """Value at a dotted ``path`` (``metadata.category``, ``id``); ``None`` if absent.
@@ -257,12 +267,45 @@ class Run:
         return len(col.undefined), len(col.failed)
 
     def summary(self, metric: str) -> Summary:
-        """Statistics of ``metric`` over this run's rows (with a 95 % bootstrap interval)."""
+        """Statistics of ``metric`` over this run's rows (with a 95 % bootstrap interval),
+        with the claim metrics' uncertain verdicts counted over the scored rows."""
         key = f"summary:{metric}"
         if key not in self._cache:
             undefined, failed = self.counts(metric)
-            self._cache[key] = summarize(self.values(metric), undefined=undefined, failed=failed)
+            found = summarize(self.values(metric), undefined=undefined, failed=failed)
+            counts = self.verdict_counts(metric)
+            if counts is not None:
+                found = replace(found, uncertain_verdicts=counts[0], verdicts=counts[1])
+            self._cache[key] = found
         return self._cache[key]
+
+    def verdict_counts(self, metric: str) -> tuple[int, int] | None:
+        """``(uncertain, verdicts)`` of ``metric`` over the scored rows; ``None`` when no
+        row says (not a claim metric, or a judge that gives no uncertainty)."""
+        counts = [
+            self.rows[p].verdict_counts[metric]
+            for p in self.column(metric).positions
+            if metric in self.rows[p].verdict_counts
+        ]
+        if not counts:
+            return None
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+    def uncertain_rows(self, metric: str) -> list[int]:
+        """Indices of the scored rows with at least one uncertain verdict of ``metric``."""
+        return [
+            self.rows[p].index
+            for p in self.column(metric).positions
+            if self.rows[p].verdict_counts.get(metric, (0, 0))[0] > 0
+        ]
+
+    def short_reference_rows(self, metric: str) -> list[int]:
+        """Indices of the scored rows whose references are much shorter than the answer."""
+        return [
+            self.rows[p].index
+            for p in self.column(metric).positions
+            if metric in self.rows[p].short_reference
+        ]
 
     def subset(self, rows: Sequence[ReportRow]) -> Run:
         """A run with the same info and only ``rows``."""
@@ -295,6 +338,16 @@ class Run:
             ordered = [*kept, ("(other)", other)]
         return {label: self.subset(rows) for label, rows in ordered}
 
+    def with_inputs(self, inputs: Mapping[int, Mapping[str, Any]]) -> Run:
+        """A copy whose rows at the given indices carry their input texts (``question``,
+        ``answer``, ``contexts``, ``reference_answers``; see :func:`read_inputs`)."""
+        if not inputs:
+            return self
+        rows = tuple(
+            _with_inputs(r, inputs[r.index]) if r.index in inputs else r for r in self.rows
+        )
+        return Run(rows=rows, info=self.info, source=self.source)
+
     def with_details(self, details: Mapping[int, Mapping[str, Any]]) -> Run:
         """A copy whose rows at the given indices carry ``details`` (see :func:`read_details`)."""
         rows = tuple(
@@ -304,9 +357,41 @@ class Run:
 
 
 def _replace_details(row: ReportRow, details: Mapping[str, Any]) -> ReportRow:
-    from dataclasses import replace
-
     return replace(row, details=dict(details))
+
+
+def _texts(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _with_inputs(row: ReportRow, given: Mapping[str, Any]) -> ReportRow:
+    question, answer = given.get("question"), given.get("answer")
+    return replace(
+        row,
+        question=question if isinstance(question, str) else row.question,
+        answer=answer if isinstance(answer, str) else row.answer,
+        contexts=_texts(given.get("contexts")) or row.contexts,
+        reference_answers=_texts(given.get("reference_answers")) or row.reference_answers,
+    )
+
+
+def _claim_flags(details: Any) -> tuple[dict[str, tuple[int, int]], frozenset[str]]:
+    """Claim metrics' verdict counts and short-reference flags from a row's details."""
+    counts: dict[str, tuple[int, int]] = {}
+    short: set[str] = set()
+    if not isinstance(details, Mapping):
+        return counts, frozenset()
+    for metric, value in details.items():
+        if not isinstance(value, Mapping):
+            continue
+        n, k = value.get("verdict_count"), value.get("uncertain_verdicts")
+        if all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in (n, k)):
+            counts[str(metric)] = (min(k, n), n)
+        if value.get("short_reference") is True:
+            short.add(str(metric))
+    return counts, frozenset(short)
 
 
 def _label(value: Any) -> str:
@@ -384,6 +469,7 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> ReportRow:
     if isinstance(index, bool) or not isinstance(index, int):
         raise DataError(f"{where}: 'index' must be an integer. Got {index!r:.80}.")
     rid = obj.get("id")
+    counts, short = _claim_flags(obj.get("details"))
     details = obj.get("details") if keep_details else None
     metadata = obj.get("metadata")
     question, answer = obj.get("question"), obj.get("answer")
@@ -397,6 +483,10 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> ReportRow:
         metadata=dict(metadata) if isinstance(metadata, Mapping) else None,
         question=question if isinstance(question, str) else None,
         answer=answer if isinstance(answer, str) else None,
+        contexts=_texts(obj.get("contexts")),
+        reference_answers=_texts(obj.get("reference_answers")),
+        verdict_counts=counts,
+        short_reference=short,
     )
 
 
@@ -437,6 +527,61 @@ def read_details(path: str | os.PathLike[str], indices: Iterable[int]) -> dict[i
             if len(found) == len(wanted):
                 break
     return found
+
+
+#: The input fields a report shows beside the claims.
+_INPUT_FIELDS = ("question", "answer", "contexts", "reference_answers")
+
+
+def read_inputs(
+    data: Any, indices: Iterable[int], *, column_map: Any = None
+) -> dict[int, dict[str, Any]]:
+    """The input texts (question, answer, contexts, reference answers) of the rows with the
+    given indices, read again from ``data`` (a path or rows, as ``evaluate`` takes them)."""
+    from ragmeter.io.columns import ColumnMap, to_sample
+    from ragmeter.io.readers import open_rows
+
+    wanted = set(indices)
+    found: dict[int, dict[str, Any]] = {}
+    if not wanted:
+        return found
+    cmap = ColumnMap.from_any(column_map)
+    for row in open_rows(data):
+        if row.index in wanted and isinstance(row.data, Mapping):
+            sample, _ = to_sample(row.data, cmap)
+            found[row.index] = {
+                name: value
+                for name in _INPUT_FIELDS
+                if (value := getattr(sample, name)) is not None
+            }
+            if len(found) == len(wanted):
+                break
+    return found
+
+
+def recorded_input(info: Mapping[str, Any], results: str | os.PathLike[str] | None) -> Path | None:
+    """The input file a run record names, when it is still there and unchanged (its sha256
+    is the recorded one); a relative name is looked up beside the results too."""
+    from ragmeter.io.fingerprint import input_fingerprint
+
+    name, recorded = info.get("data"), info.get("input")
+    if not isinstance(name, str) or not isinstance(recorded, Mapping):
+        return None
+    if recorded.get("source") != "file" or not isinstance(recorded.get("sha256"), str):
+        return None
+    places = [Path(name)]
+    if results is not None and not Path(name).is_absolute():
+        places.append(Path(results).parent / name)
+    for place in places:
+        try:
+            if (
+                place.is_file()
+                and (input_fingerprint(place) or {}).get("sha256") == (recorded["sha256"])
+            ):
+                return place
+        except OSError:
+            continue
+    return None
 
 
 def as_run(obj: Any) -> Run:

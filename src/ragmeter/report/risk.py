@@ -15,6 +15,15 @@ none is raised for a metric that already has a poor-share sign (the poor samples
 shape shows) or whose scores all sit at its bounds (0 or 1: exact match, hit rate), where
 the shape follows from the mean.
 
+Two signs read the claim metrics' details rather than their scores:
+
+- ``uncertain``: many of a claim metric's verdicts were uncertain (the judge's support lay
+  in its uncertain band; :func:`uncertain_sign`, over :data:`UNCERTAIN_SHARE`);
+- ``short_reference``: many rows' references are much shorter than their answers, so
+  RAGChecker's reference-based metrics count correct details as incorrect
+  (:func:`short_reference_sign`, over :data:`SHORT_REFERENCE_SHARE`;
+  :mod:`ragmeter.scoring.reference_length` has the rule).
+
 Thresholds live in :class:`RiskThresholds`, with per-metric defaults
 (:data:`DEFAULT_PER_METRIC`) that fit each metric's usual values; a per-metric entry wins over
 the global value. :func:`rank_signs` merges the signs of several metrics that point at the
@@ -34,9 +43,24 @@ import numpy as np
 
 from ragmeter.errors import ConfigError
 
-__all__ = ["DEFAULT_PER_METRIC", "RiskSign", "RiskThresholds", "rank_signs", "risk_signs"]
+__all__ = [
+    "DEFAULT_PER_METRIC",
+    "SHORT_REFERENCE_SHARE",
+    "UNCERTAIN_SHARE",
+    "RiskSign",
+    "RiskThresholds",
+    "rank_signs",
+    "risk_signs",
+    "short_reference_sign",
+    "uncertain_sign",
+]
 
-SignKind = Literal["missing", "poor_share", "skew", "spread"]
+SignKind = Literal["missing", "poor_share", "skew", "spread", "uncertain", "short_reference"]
+
+#: A claim metric's uncertain verdicts raise a sign past this share of its verdicts.
+UNCERTAIN_SHARE = 0.2
+#: Rows whose references are much shorter than their answers raise a sign past this share.
+SHORT_REFERENCE_SHARE = 0.2
 
 #: The fields a threshold (global or per metric) can set.
 _FRACTIONS = ("poor_score", "poor_share", "skew", "spread", "missing_share")
@@ -254,7 +278,7 @@ def risk_signs(
     >>> [s.kind for s in signs]
     ['poor_share']
     >>> signs[0].message.split(",")[0]
-    '6 of 12 samples (50%) have faithfulness below 0.50 (higher is better)'
+    '6 of 12 samples (50%) have faithfulness below 0.50'
     """
     t = (thresholds or RiskThresholds()).for_metric(metric)
     arr = np.asarray(values, dtype=float)
@@ -375,3 +399,77 @@ def rank_signs(signs: Iterable[RiskSign]) -> list[RiskSign]:
         else:
             merged[key] = sign
     return sorted(merged.values(), key=lambda s: -s.importance)
+
+
+def uncertain_sign(
+    metric: str,
+    *,
+    uncertain: int,
+    verdicts: int,
+    rows: Sequence[int] = (),
+    scored: int,
+    thresholds: RiskThresholds | None = None,
+    share: float = UNCERTAIN_SHARE,
+) -> RiskSign | None:
+    """A sign when over ``share`` of the ``verdicts`` behind a claim metric's ``scored``
+    rows were uncertain (``rows``: those with an uncertain verdict); ``None`` below it, with
+    no verdict of known certainty, or on fewer scored rows than ``min_samples``.
+
+    >>> uncertain_sign("faithfulness", uncertain=9, verdicts=30, scored=12).message[:48]
+    'faithfulness: 9 of 30 verdicts (30%) were uncert'
+    """
+    t = (thresholds or RiskThresholds()).for_metric(metric)
+    if verdicts <= 0 or scored < t.min_samples:
+        return None
+    found = uncertain / verdicts
+    if found <= share:
+        return None
+    return RiskSign(
+        metric,
+        "uncertain",
+        f"{{metric}}: {uncertain} of {verdicts} verdicts ({found:.0%}) were uncertain (support "
+        f"in the judge's uncertain band), more than the {share:.0%} threshold: they count as "
+        "the judge decided, but may go either way.",
+        found,
+        share,
+        scored,
+        tuple(sorted(rows)),
+        1.5 + found,
+    )
+
+
+def short_reference_sign(
+    metric: str,
+    *,
+    rows: Sequence[int],
+    scored: int,
+    thresholds: RiskThresholds | None = None,
+    share: float = SHORT_REFERENCE_SHARE,
+) -> RiskSign | None:
+    """A sign when over ``share`` of a reference-based claim metric's ``scored`` rows have
+    references much shorter than their answers (``rows``); ``None`` otherwise, or on fewer
+    scored rows than ``min_samples``. Metrics with the same rows merge into one sign
+    (:func:`rank_signs`).
+
+    >>> short_reference_sign("claim_precision", rows=[0, 3, 5], scored=10).kind
+    'short_reference'
+    """
+    t = (thresholds or RiskThresholds()).for_metric(metric)
+    if scored < t.min_samples or not rows:
+        return None
+    found = len(rows) / scored
+    if found <= share:
+        return None
+    return RiskSign(
+        metric,
+        "short_reference",
+        f"{{metric}}: in {len(rows)} of {scored} rows ({found:.0%}) the reference is much "
+        "shorter than the answer (fewer than half its content words), more than the "
+        f"{share:.0%} threshold: RAGChecker's reference-based metrics count every answer "
+        "detail beyond the reference as incorrect, so correct, detailed answers score low.",
+        found,
+        share,
+        scored,
+        tuple(sorted(rows)),
+        2.5 + found,
+    )
