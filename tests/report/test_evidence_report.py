@@ -180,3 +180,25 @@ def test_the_run_report_reads_the_inputs_again_and_marks_the_evidence(tmp_path) 
     data.write_text(json.dumps({**INPUT, "question": "changed"}) + "\n", encoding="utf-8")
     changed = write_report(out, tmp_path / "changed.html", worst_n=1).read_text(encoding="utf-8")
     assert "Gold is Au." not in changed  # the input changed: its texts are not shown
+
+
+def test_the_report_command_takes_the_input_with_data(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps(INPUT) + "\n", encoding="utf-8")
+    judge = FakeJudge(analyze=Analysis(answer_claims=("symbol Fe",)), verify=judged_by(verbatim))
+    out = tmp_path / "results.jsonl"
+    ragmeter.evaluate(str(data), ["faithfulness"], judge=judge, out=out, progress=False)
+    moved = tmp_path / "moved.jsonl"
+    data.rename(moved)
+    html_path = tmp_path / "r.html"
+    runner = CliRunner()
+    done = runner.invoke(app, ["report", str(out), "-o", str(html_path), "--data", str(moved)])
+    assert done.exit_code == 0, done.output
+    assert '<mark title="claim 1">symbol Fe</mark>' in html_path.read_text(encoding="utf-8")
+    missing = runner.invoke(app, ["report", str(out), "--data", str(tmp_path / "nope.jsonl")])
+    assert missing.exit_code != 0
+    assert "is not a file" in missing.output

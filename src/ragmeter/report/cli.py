@@ -102,6 +102,16 @@ def report_command(
     worst_n: Annotated[
         int, typer.Option("--worst", min=0, metavar="N", help="Worst samples shown per metric.")
     ] = 5,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            metavar="FILE",
+            help="The input the run scored, to show the question, answer and contexts of the "
+            "worst samples beside their claims (default: the input file the run record names, "
+            "when it is still there unchanged). Read with the canonical column names.",
+        ),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML report (statistics, plots, risk signs, worst samples)."""
     from ragmeter.report.html import write_report
@@ -120,6 +130,7 @@ def report_command(
             thresholds=thresholds,
             worst_n=worst_n,
             top_signs=top_signs,
+            data=data,
         )
     except (RagmeterError, ImportError) as exc:
         raise _fail(str(exc)) from None

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import DataError, RagmeterError
 from ragmeter.io.paths import make_parent
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.load import (
@@ -167,6 +167,7 @@ def _inputs(obj: Any, run: Run, indices: set[int], data: Any) -> dict[int, dict[
     if not indices:
         return {}
     column_map = None
+    given = data is not None
     if data is None:
         source = getattr(obj, "source", None)
         if isinstance(source, tuple) and len(source) == 2:
@@ -177,9 +178,15 @@ def _inputs(obj: Any, run: Run, indices: set[int], data: Any) -> dict[int, dict[
         data, column_map = data
     if data is None or isinstance(data, Iterator):
         return {}
+    if given and isinstance(data, str | os.PathLike) and not Path(data).is_file():
+        raise DataError(
+            f"The input {os.fspath(data)!r} is not a file. Give the file the run scored."
+        )
     try:
         return read_inputs(data, indices, column_map=column_map)
     except (RagmeterError, OSError, ValueError, TypeError):
+        if given and isinstance(data, str | os.PathLike):
+            raise
         return {}
 
 
