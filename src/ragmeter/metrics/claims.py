@@ -21,6 +21,14 @@ An answer with no claims leaves the answer-claim metrics undefined; when it only
 refuses (the judge flags it noncommittal, or its text matches
 :func:`~ragmeter.judges.claim_split.is_noncommittal`, the patterns ``response_relevancy``
 uses) the reason says so (``NONCOMMITTAL_ANSWER``) instead of "the answer has no claims".
+
+Each claim in the details carries ``evidence`` when the judge gives more than the verdict
+(:mod:`ragmeter.metrics.claim_evidence`: the premises the verdict rests on, spans, support,
+what decided, whether uncertain). An uncertain verdict counts as the judge decided; each
+defined score's details give ``verdict_count`` and ``uncertain_verdicts`` (when the judge says
+which are uncertain) and its reason says how many were. The reference-based metrics' reasons
+say when the references are much shorter than the answer
+(:mod:`ragmeter.scoring.reference_length`; details ``short_reference``).
 """
 
 from __future__ import annotations
