@@ -37,7 +37,9 @@ def test_it_takes_the_subject_of_the_question(parsed: bool, request) -> None:
 def test_he_and_his_take_a_persons_name(parsed: bool, request) -> None:
     nlp = request.getfixturevalue("nlp") if parsed else None
     question = "Where was Albert Einstein born?"
-    assert read_reference(question, "He was born in Ulm.", nlp) == "Albert Einstein was born in Ulm."
+    assert (
+        read_reference(question, "He was born in Ulm.", nlp) == "Albert Einstein was born in Ulm."
+    )
     assert read_reference(question, "His birthplace is Ulm.", nlp) == (
         "Albert Einstein's birthplace is Ulm."
     )

@@ -19,7 +19,15 @@ its own. The offline judge gets close to that in four steps, per text:
    ("while ...", "although ...", ", as ..."), and per item of a noun list ("X, Y and Z are
    ..." gives one claim each; not "or" lists, not after "between"). A subject pronoun
    ("It", "They", "He", "She", "This") becomes the subject of the previous clause or
-   sentence when that is a noun phrase. Adjuncts ("for the World's Fair in Paris") stay.
+   sentence when that is a noun phrase. Meaning is kept: an appositive the parser misses
+   ("the symbol for iron, element number 26" gives "Iron is element number 26."), a
+   participle right after an object is said of the object ("wrote Frankenstein, first
+   published in 1818"), what the subject has keeps its owner ("Mars's two moons are called
+   ..."), "its" in an appositive takes the name before it, a verbless list stays whole
+   ("Two: Phobos and Deimos."). A verb's date and its other prepositional phrases become
+   claims of their own ("completed in 1889" / "completed for the World's Fair"), and a named
+   thing placed in a named place too ("The World's Fair was in Paris."); other adjuncts
+   ("boils at 100 degrees at sea level") stay.
    Without spaCy the regular-expression splitter of
    :func:`ragmeter.judges.regex_claims.claims_by_sentence` is used (sentences cut at
    semicolons and at ", and"), and the judge says so in its ``meta``.
@@ -439,6 +447,50 @@ def _shares_auxiliary(first: Any, verb: Any) -> bool:
     )
 
 
+# A noun phrase after a comma that the parser did not mark as an appositive: words of
+# these parts of speech only, ending in a common noun or a number ("element number 26").
+_LOOSE_APPOS_POS = frozenset({"DET", "ADJ", "NOUN", "PROPN", "NUM"})
+
+
+def _loose_appositives(
+    sent: Any, detached: dict[int, tuple[str, Any]]
+) -> list[tuple[Any, set[int], set[int]]]:
+    """ "Fe is the symbol for iron, element number 26." parses "iron" as a modifier of
+    "number": the words after the comma are an appositive of "iron" all the same. Found on
+    the surface, for a phrase with a number in it whose head is a common noun, which is not
+    an item of a list, and which is followed by the sentence's end or a comma."""
+    doc = sent.doc
+    out: list[tuple[Any, set[int], set[int]]] = []
+    for comma in sent:
+        if comma.text != "," or comma.i - 1 < sent.start:
+            continue
+        noun = doc[comma.i - 1]
+        if noun.pos_ not in ("NOUN", "PROPN") or noun.dep_ in ("conj", "appos"):
+            continue
+        if any(c.dep_ in ("conj", "appos") for c in noun.children) or noun.i in detached:
+            continue
+        end = comma.i + 1
+        while end < sent.end and doc[end].pos_ in _LOOSE_APPOS_POS:
+            end += 1
+        span = set(range(comma.i + 1, end))
+        if not span or end == comma.i + 1:
+            continue
+        closes = end == sent.end or doc[end].text in (",", ".", ";", "!", "?")
+        words = [doc[i] for i in sorted(span)]
+        if not closes or not any(t.pos_ == "NUM" for t in words):
+            continue
+        nouns = [t for t in words if t.pos_ in ("NOUN", "PROPN")]
+        if not nouns or nouns[0].pos_ != "NOUN" or any(t.dep_ in ("conj", "cc") for t in words):
+            continue
+        if any(t.dep_ == "appos" and t.head.i == noun.i for t in words):
+            continue  # marked by the parser: a detached part already
+        dropped = span | {comma.i}
+        if end < sent.end and doc[end].text == ",":
+            dropped.add(end)
+        out.append((noun, span, dropped))
+    return out
+
+
 class _Sentence:
     """One parsed sentence and the subtrees that leave its main clauses as claims of their own."""
 
@@ -452,6 +504,11 @@ class _Sentence:
             kind = self._detach_kind(token)
             if kind is not None:
                 self.detached[token.i] = (kind, token)
+        #: Appositives the parse does not mark ("the symbol for iron, element number 26"):
+        #: the noun they describe, the appositive's tokens, and the tokens to drop with it.
+        self.loose_appositives: list[tuple[Any, set[int], set[int]]] = _loose_appositives(
+            sent, self.detached
+        )
 
     def _detach_kind(self, token: Any) -> str | None:
         sent, dep = self.sent, token.dep_
@@ -523,6 +580,9 @@ class _Sentence:
                 for edge in (token.left_edge.i - 1, token.right_edge.i + 1):
                     if self.sent.start <= edge < self.sent.end and self.doc[edge].text in _COMMAS:
                         keep.discard(edge)
+        for noun, _, dropped in self.loose_appositives:
+            if noun.i in keep and head.i not in dropped:
+                keep -= dropped
         return keep
 
     def render(self, keep: set[int], replace: dict[int, tuple[set[int], str]] | None = None) -> str:
@@ -646,9 +706,17 @@ def _sentence_claims(nlp: Any, sent: Any, previous: str | None) -> tuple[list[st
                 aux = [c for c in heads0.children if c.dep_ in ("aux", "auxpass")]
                 if aux and _shares_auxiliary(heads0, head):
                     lead += " " + " ".join(a.text for a in aux)
-            claims.extend(_listed(s, keep, replace, lead_text=lead))
+            lead_text: str | None = lead
         else:
-            claims.extend(_listed(s, keep, replace))
+            lead_text = None
+        located: list[str] = []
+        for variant in _adjunct_variants(head, keep):
+            for prep, noun in _placed_names(s, head, variant):
+                variant = variant - _subtree(prep)
+                name = s.render(_subtree(noun) - _subtree(prep))
+                located.append(f"{name} {_be(noun, _past(head))} {s.render(_subtree(prep))}")
+            claims.extend(_listed(s, variant, replace, lead_text=lead_text, lists=_is_verb(head)))
+        claims.extend(dict.fromkeys(located))
     # The detached parts.
     for _, (kind, token) in sorted(s.detached.items()):
         if kind == "clause":
@@ -656,12 +724,85 @@ def _sentence_claims(nlp: Any, sent: Any, previous: str | None) -> tuple[list[st
         claim = _detached_claim(s, kind, token, heads, first_subject, first_noun)
         if claim:
             claims.append(claim)
+    for noun, span, _ in s.loose_appositives:
+        start = noun.left_edge.i if noun.left_edge.i <= noun.i else noun.i
+        phrase = s.render(set(range(start, noun.i + 1)))
+        if noun.pos_ == "NOUN" and noun.left_edge.i == noun.i:
+            phrase = noun.text  # "iron" alone: a bare noun starts the claim
+        claims.append(f"{phrase} {_be(noun, _past(heads[0]))} {s.render(span)}")
     subject_next = first_subject if first_noun is not None else previous
     if first_noun is not None and first_noun.pos_ not in _NOUNS and first_subject == previous:
         subject_next = previous
     elif first_noun is not None and first_noun.pos_ not in _NOUNS:
         subject_next = None  # "we", "I", an unresolved pronoun: nothing to refer back to
     return [c for c in (_sentence_end(c) for c in claims) if c], subject_next
+
+
+_YEAR_RE = re.compile(r"^(?:1[0-9]{3}|20[0-9]{2})s?$")
+_MONTHS = frozenset(
+    _words(
+        """january february march april may june july august september october november
+    december"""
+    )
+)
+_DATE_PREPOSITIONS = frozenset({"in", "on", "during"})
+
+
+def _is_date(token: Any) -> bool:
+    return (token.pos_ == "NUM" and _YEAR_RE.match(token.text) is not None) or (
+        token.pos_ == "PROPN" and token.lower_ in _MONTHS
+    )
+
+
+def _adjunct_variants(head: Any, keep: set[int]) -> list[set[int]]:
+    """ "The tower was completed in 1889 for the World's Fair": when a verb has one date
+    ("in 1889", "on July 20, 1969") and other prepositional phrases, one claim with the date
+    and one with the rest, each keeping the subject and the verb. A negated verb, or one
+    without a date, stays one claim ("boils at 100 degrees at sea level")."""
+    if not _is_verb(head) or any(c.dep_ == "neg" for c in head.children):
+        return [keep]
+    preps = [c for c in head.children if c.dep_ in ("prep", "agent") and c.i in keep]
+    dates = [
+        p for p in preps if p.lower_ in _DATE_PREPOSITIONS and any(_is_date(t) for t in p.subtree)
+    ]
+    others = [p for p in preps if p not in dates]
+    if len(dates) != 1 or not others:
+        return [keep]
+    with_date = set(keep)
+    for other in others:
+        with_date -= _subtree(other)
+    variants = [with_date, keep - _subtree(dates[0])]
+    return variants if dates[0].i < others[0].i else variants[::-1]
+
+
+def _placed_names(s: _Sentence, head: Any, keep: set[int]) -> list[tuple[Any, Any]]:
+    """ "completed for the World's Fair in Paris": a named thing in a prepositional phrase
+    of the verb, placed "in" a named place, is a claim of its own ("The World's Fair was in
+    Paris."). Only names: "the largest city in Australia" stays whole."""
+    found = []
+    for prep in head.children:
+        if prep.dep_ != "prep" or prep.i not in keep:
+            continue
+        for noun in prep.children:
+            if noun.dep_ != "pobj" or noun.pos_ not in ("NOUN", "PROPN"):
+                continue
+            named = noun.pos_ == "PROPN" or any(
+                c.dep_ in ("compound", "poss") and c.pos_ == "PROPN" for c in noun.children
+            )
+            place = [
+                c
+                for c in noun.children
+                if c.dep_ == "prep" and c.lower_ == "in" and c.i in keep and c.i > noun.i
+            ]
+            if (
+                not named
+                or len(place) != 1
+                or not all(t.pos_ == "PROPN" for t in place[0].children if t.dep_ == "pobj")
+            ):
+                continue
+            if any(t.dep_ == "pobj" for t in place[0].children):
+                found.append((place[0], noun))
+    return found
 
 
 def _named_complement(s: _Sentence, verb: Any, subject: Any | None) -> Any | None:
@@ -693,9 +834,12 @@ def _listed(
     replace: dict[int, tuple[set[int], str]],
     *,
     lead_text: str | None = None,
+    lists: bool = True,
 ) -> list[str]:
-    """The clause as one claim, or one claim per item of its first noun list."""
-    items = _first_list(s, keep)
+    """The clause as one claim, or one claim per item of its first noun list (``lists``:
+    only a clause with a verb; "Two: Phobos and Deimos." read as "Two: Phobos." would say
+    something else)."""
+    items = _first_list(s, keep) if lists else None
     variants: list[dict[int, tuple[set[int], str]]] = [replace]
     if items is not None:
         span, phrases = items
@@ -765,7 +909,77 @@ def _antecedent(
         return first_subject, first_noun if first_noun is not None else noun
     if noun.pos_ == "PRON" and noun.lower_ in _PRONOUNS and first_subject is not None:
         return first_subject, first_noun
+    owned = _owned_object(s, noun, first_subject, first_noun)
+    if owned is not None:
+        return owned, noun
     return s.phrase(noun), noun
+
+
+def _owned_object(
+    s: _Sentence, noun: Any, first_subject: str | None, first_noun: Any | None
+) -> str | None:
+    """ "Mars has two moons, called ...": the moons are Mars's, "Mars's two moons"; said of
+    "two moons" alone, the claim would lose what it is about."""
+    if noun.dep_ != "dobj" or noun.head.lower_ not in ("has", "have", "had"):
+        return None
+    owner = _subject_of(noun.head)
+    if owner is None:
+        return None
+    if first_noun is not None and owner.i == first_noun.i and first_subject is not None:
+        name = first_subject
+    elif owner.pos_ in ("NOUN", "PROPN"):
+        name = s.phrase(owner)
+    else:
+        return None
+    phrase = s.phrase(noun)
+    first, _, rest = phrase.partition(" ")
+    if first.lower() in ("the", "a", "an") and rest:
+        phrase = rest
+    return f"{name}' {phrase}" if name.endswith("s") and _plural(owner) else f"{name}'s {phrase}"
+
+
+# Participles that say how a person felt, not what was done to the object before them.
+_FEELINGS = frozenset(
+    _words(
+        """saddened shocked surprised pleased frustrated tired exhausted worried disappointed
+    excited impressed delighted amazed annoyed confused relieved satisfied angered"""
+    )
+)
+
+
+def _object_before(s: _Sentence, participle: Any) -> Any | None:
+    """The direct object that a passive participle right after it describes: "wrote
+    Frankenstein, first published in 1818"."""
+    if participle.tag_ != "VBN" or participle.lower_ in _FEELINGS:
+        return None
+    comma = participle.left_edge.i - 1
+    if comma <= s.sent.start or s.doc[comma].text != ",":
+        return None
+    for child in participle.head.children:
+        if child.dep_ == "dobj" and child.right_edge.i == comma - 1 and child.pos_ in _NOUNS:
+            return child
+    return None
+
+
+def _possessive_owner(s: _Sentence, token: Any, own: set[int]) -> dict[int, tuple[set[int], str]]:
+    """ "The capital of Australia is Sydney, its largest city": "its" is the last name
+    before the appositive's noun ("Australia's largest city"); nothing when there is none."""
+    owner_of = [t for t in s.sent if t.i in own and t.dep_ == "poss"]
+    owner_of = [t for t in owner_of if t.lower_ in ("its", "their")]
+    if not owner_of:
+        return {}
+    before = token.head.left_edge.i
+    names = [
+        t
+        for t in s.sent
+        if t.i < before and t.pos_ == "PROPN" and t.dep_ not in ("compound", "poss")
+    ]
+    if not names:
+        return {}
+    name = names[-1]
+    words = {c.i for c in name.children if c.dep_ in ("compound", "det")} | {name.i}
+    phrase = s.render(words)
+    return {t.i: ({t.i}, phrase + ("'" if phrase.endswith("s") else "'s")) for t in owner_of}
 
 
 def _detached_claim(
@@ -783,13 +997,18 @@ def _detached_claim(
             own -= _subtree(other)
     if kind == "appos":
         subject, noun = _antecedent(s, token.head, first_subject, first_noun)
-        return f"{subject} {_be(noun, past)} {s.render(own)}"
+        return f"{subject} {_be(noun, past)} {s.render(own, _possessive_owner(s, token, own))}"
     if kind == "relcl":
         subject, noun = _antecedent(s, token.head, first_subject, first_noun)
         wh = next(c for c in token.children if c.tag_ in ("WDT", "WP") and c.dep_ in _SUBJECTS)
         return s.render(own, {wh.i: ({wh.i}, subject)})
     if kind == "participle":
-        if token.dep_ == "advcl":
+        obj = _object_before(s, token) if token.dep_ == "advcl" else None
+        if obj is not None:
+            # "Mary Shelley wrote Frankenstein, first published in 1818": the book was.
+            subject, noun = _antecedent(s, obj, first_subject, first_noun)
+            past = _past(token.head) or past
+        elif token.dep_ == "advcl":
             verb = token.head
             subject_token = _subject_of(verb)
             if subject_token is None or subject_token.lower_ in _PRONOUNS:
@@ -802,6 +1021,8 @@ def _detached_claim(
         if subject is None:
             return None
         if token.tag_ == "VBN":
+            # "The tower, completed in 1889, is tall": it was completed then.
+            past = past or any(_is_date(t) for t in token.subtree)
             return f"{subject} {_be(noun, past)} {s.render(own)}"
         plural = noun is not None and _plural(noun)
         verb_text = _finite(s.nlp, token, past, plural)
