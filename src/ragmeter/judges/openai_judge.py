@@ -349,7 +349,7 @@ class OpenAIJudge:
             await reply.close()
         try:
             return json.loads(b"".join(chunks))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
             return None  # no reply text: the schema check asks again
 
     def _capped(self, analysis: Analysis) -> Analysis:

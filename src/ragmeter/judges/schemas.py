@@ -186,6 +186,11 @@ def _load(content: str | None) -> Any:
         raise ReplyInvalid(
             f"the reply is not valid JSON ({exc.msg.removesuffix(' at')} at position {exc.pos})"
         ) from None
+    except RecursionError:
+        raise ReplyInvalid(
+            "the reply is nested too deeply to read; it must be one flat JSON object as the "
+            "schema describes"
+        ) from None
 
 
 def _validate(model: type[BaseModel], data: Any) -> Any:
