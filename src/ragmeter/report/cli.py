@@ -114,11 +114,18 @@ def report_command(
     ] = None,
 ) -> None:
     """Write one self-contained HTML report (statistics, plots, risk signs, worst samples)."""
-    from ragmeter.report.html import write_report
+    from ragmeter.io.paths import check_outputs
+    from ragmeter.report.html import report_inputs, write_report
     from ragmeter.report.risk import RiskThresholds
 
     out = output or results.with_suffix(".html")
     try:
+        check_outputs(
+            report_inputs(
+                results, baseline=baseline, data=data, names=("RESULTS", "--baseline", "--data")
+            ),
+            {"--output": out},
+        )
         thresholds = RiskThresholds().with_overrides(
             parse_assignments(risk_threshold or [], option="--risk-threshold")
         )

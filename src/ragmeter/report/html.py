@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import DataError, RagmeterError
-from ragmeter.io.paths import make_parent
+from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.load import (
     MetricInfo,
@@ -47,7 +47,7 @@ from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
 from ragmeter.report.svg import PLOT_CSS, distribution_svg
 from ragmeter.scoring.statistics import Summary
 
-__all__ = ["render_report", "shown_indices", "worst_rows", "write_report"]
+__all__ = ["render_report", "report_inputs", "shown_indices", "worst_rows", "write_report"]
 
 _MAX_TEXT = 1200
 _MAX_ITEMS = 25
@@ -961,6 +961,27 @@ def render_report(
     return w.html()
 
 
+def report_inputs(
+    run: Any,
+    *,
+    baseline: Any = None,
+    data: Any = None,
+    names: tuple[str, str, str] = ("run", "baseline", "data"),
+) -> dict[str, Any]:
+    """The files a report reads, by label, for :func:`ragmeter.io.paths.check_outputs`: the
+    results files given as paths and their run records, and the input ``data`` (alone or as
+    ``(data, column_map)``). ``names`` label ``run``, ``baseline`` and ``data``."""
+    if isinstance(data, tuple) and data:
+        data = data[0]
+    inputs: dict[str, Any] = {}
+    for name, value in zip(names, (run, baseline, data), strict=True):
+        if isinstance(value, str | os.PathLike):
+            inputs[name] = value
+            if value is not data:
+                inputs[f"the run record of {name}"] = sidecar_path(value)
+    return inputs
+
+
 def write_run_report(
     result: Any,
     out_path: str | os.PathLike[str],
@@ -1008,6 +1029,7 @@ def write_report(
     the input file its run record names, when it is still there unchanged (read with the
     canonical column names).
     """
+    check_outputs(report_inputs(run, baseline=baseline, data=data), {"out_path": out_path})
     text = render_report(
         run,
         baseline=baseline,
