@@ -7,20 +7,23 @@ cannot be real never make a cost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 
-from ragmeter.errors import JudgeReplyError
+from ragmeter.errors import JudgeError, JudgeReplyError
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import ClaimBlock
 from ragmeter.judges.openai_judge import OpenAIJudge
 from ragmeter.types import Usage
 
 BLOCKS = [ClaimBlock(claims=("Paris is in France.", "Paris is big."), premises=("P1", "P2"))]
-GOOD = json.dumps(
-    {"verdicts": [{"claim": 1, "entailed_by": [1]}, {"claim": 2, "entailed_by": []}]}
-)
+GOOD = json.dumps({"verdicts": [{"claim": 1, "entailed_by": [1]}, {"claim": 2, "entailed_by": []}]})
 DEEP = "[" * 100_000
 
 
@@ -55,3 +58,61 @@ def test_the_schema_parser_names_nesting_it_cannot_read() -> None:
     plan = S.plan_verify(BLOCKS)
     with pytest.raises(S.ReplyInvalid, match="nested"):
         S.parse_verify(DEEP, plan, BLOCKS)
+
+
+class _Answer400(BaseHTTPRequestHandler):
+    """Answers every chat request 400 with ``message``; records the response formats sent."""
+
+    message = ""
+    formats: ClassVar[list[Any]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
+        type(self).formats.append(body.get("response_format", {}).get("type"))
+        payload = json.dumps({"error": {"message": self.message}}).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _serve_400(message: str) -> Iterator[tuple[str, list[Any]]]:
+    handler = type("Answer400", (_Answer400,), {"message": message, "formats": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", handler.formats
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+async def _verify_and_close(judge: OpenAIJudge) -> Any:
+    try:
+        return await judge.verify(BLOCKS)
+    finally:
+        await judge.aclose()
+
+
+def test_a_400_about_another_field_keeps_structured_output_on() -> None:
+    with _serve_400("messages[3].content: invalid format") as (base_url, formats):
+        judge = OpenAIJudge("m", base_url=base_url, usage=Usage())
+        with pytest.raises(JudgeError, match="invalid format"):
+            asyncio.run(_verify_and_close(judge))
+        assert formats == ["json_schema"]
+        assert judge.describe()["response_format"] == "json_schema"
+
+
+def test_a_400_about_response_format_steps_down_once() -> None:
+    message = "Invalid parameter: 'response_format' of type 'json_schema' is not supported."
+    with _serve_400(message) as (base_url, formats):
+        judge = OpenAIJudge("m", base_url=base_url, usage=Usage())
+        with pytest.raises(JudgeError):
+            asyncio.run(_verify_and_close(judge))
+        assert formats[:2] == ["json_schema", "json_object"]

@@ -565,13 +565,15 @@ def _format_refused(status: int, message: str) -> bool:
     return status == 500 and "response_format" in message
 
 
+#: Words by which a 400/422 names the response format: its field, its types, or the field
+#: spelled out. A bare "format" or "schema" is not enough: "messages[3].content: invalid format"
+#: is about a message, and stepping down would lose structured output for the whole run.
+_FORMAT_WORDS = re.compile(r"response[_ ]format|json_schema|json_object", re.IGNORECASE)
+
+
 def _about_format(message: str) -> bool:
     """Whether a 400/422 complains about the response format (then JSON mode is tried)."""
-    lowered = message.lower()
-    return any(
-        word in lowered
-        for word in ("response_format", "json_schema", "json_object", "schema", "format")
-    )
+    return _FORMAT_WORDS.search(message) is not None
 
 
 def _error_message(exc: Any) -> str:
