@@ -35,7 +35,10 @@ _CREDENTIAL_PARAM = re.compile(
     r"(?i)^(api[-_]?key|key|token|access[-_]?token|auth|authorization|secret|client[-_]?secret"
     r"|password|passwd|pwd|sig|signature|x-api-key|subscription[-_]?key)$"
 )
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
+#: A URL; its scheme starts only after a character no scheme has, so that each character of a
+#: long token is read by at most one attempt (unanchored, every letter of a token started an
+#: attempt that read to its end: quadratic time).
+_URL = re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
 
 _registered: set[str] = set()
 

@@ -32,7 +32,11 @@ _PATTERNS = (
 _URL_QUERY = re.compile(
     r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|sig|signature|password)=)[^&#\s\"']+"
 )
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@:]+:[^/\s@]+@")
+#: ``scheme://user:password@``: the scheme starts after a character no scheme has and the
+#: user and password are bounded, so the time is linear in the text (see ``io.redact._URL``).
+_URL_USERINFO = re.compile(
+    r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)[^/\s@:]{1,512}:[^/\s@]{1,512}@"
+)
 #: Environment values shorter than this are not treated as secrets (too many false hits).
 _MIN_ENV_SECRET = 6
 
