@@ -85,6 +85,13 @@ class Settings:
         for name in ("max_reply_bytes", "max_claims"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(self, name)}.")
+        for name in ("price_in", "price_out"):
+            price = getattr(self, name)
+            if price is not None and not (math.isfinite(price) and price >= 0):
+                raise ConfigError(
+                    f"The '{name}' setting must be a finite number >= 0 (a price per 1M "
+                    f"tokens), or None for no cost. Got {price!r}."
+                )
         for name in ("ks", "relevance_ks"):
             for k in getattr(self, name):
                 if not isinstance(k, int) or k < 1:

@@ -135,6 +135,8 @@ class Usage:
     retries: int = 0
     failures: int = 0
     cost: float | None = None
+    #: Replies whose reported token counts no model could use (left out of tokens and cost).
+    implausible_usage: int = 0
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -143,6 +145,7 @@ class Usage:
         self.completion_tokens += other.completion_tokens
         self.retries += other.retries
         self.failures += other.failures
+        self.implausible_usage += other.implausible_usage
         if other.cost is not None:
             self.cost = (self.cost or 0.0) + other.cost
 
@@ -155,6 +158,7 @@ class Usage:
             "retries": self.retries,
             "failures": self.failures,
             "cost": self.cost,
+            "implausible_usage": self.implausible_usage,
         }
 
 

@@ -12,14 +12,18 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from typer.testing import CliRunner
 
-from ragmeter.errors import JudgeError, JudgeReplyError
+from ragmeter.cli import app
+from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import ClaimBlock
 from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.settings import Settings
 from ragmeter.types import Usage
 
 BLOCKS = [ClaimBlock(claims=("Paris is in France.", "Paris is big."), premises=("P1", "P2"))]
@@ -116,3 +120,36 @@ def test_a_400_about_response_format_steps_down_once() -> None:
         with pytest.raises(JudgeError):
             asyncio.run(_verify_and_close(judge))
         assert formats[:2] == ["json_schema", "json_object"]
+
+
+@pytest.mark.parametrize("price", [float("nan"), float("inf"), -1.0])
+@pytest.mark.parametrize("name", ["price_in", "price_out"])
+def test_a_price_that_is_not_a_finite_number_is_refused(name: str, price: float) -> None:
+    with pytest.raises(ConfigError, match=f"'{name}'.*Got {price}"):
+        Settings(**{name: price})
+    with pytest.raises(ConfigError, match=name):
+        OpenAIJudge("m", **{name: price})
+
+
+def test_the_cli_refuses_a_nan_price_naming_the_flag(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"answer": "Paris.", "contexts": ["Paris."]}) + "\n")
+    res = CliRunner().invoke(
+        app, ["evaluate", str(data), "-m", "k_precision", "--price-in", "nan", "--no-progress"]
+    )
+    assert res.exit_code == 2, res.output
+    assert "--price-in" in res.output and "nan" in res.output, res.output
+
+
+def test_token_counts_no_model_could_use_are_left_out_and_flagged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", price_in=2.0, price_out=8.0)
+    judge._record_tokens({"usage": {"prompt_tokens": 1000, "completion_tokens": 10}})
+    judge._record_tokens({"usage": {"prompt_tokens": 10**30, "completion_tokens": 10}})
+    usage = judge.usage
+    assert (usage.prompt_tokens, usage.completion_tokens) == (1000, 10)
+    assert usage.cost == pytest.approx(1000 * 2.0 / 1e6 + 10 * 8.0 / 1e6)
+    assert usage.implausible_usage == 1
+    assert usage.as_dict()["implausible_usage"] == 1
+    assert str(10**30) in caplog.text and "not counted" in caplog.text, caplog.text

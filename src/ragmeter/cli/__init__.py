@@ -8,10 +8,14 @@ starting "Error:").
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import logging
 import os
+import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -44,6 +48,25 @@ def _fail(message: str) -> None:
 
     err_console.print(f"[bold red]Error:[/] {escape(redact(message))}", highlight=False)
     raise typer.Exit(EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def as_flags() -> Iterator[None]:
+    """Word a ``Settings`` error by the evaluate command's flags: "The 'price_in' setting"
+    becomes "--price-in" (each flag is its setting's name with dashes)."""
+    try:
+        yield
+    except ConfigError as exc:
+        flags = set(inspect.signature(evaluate).parameters)
+
+        def flag(match: re.Match[str]) -> str:
+            name = match.group(1)
+            return f"--{name.replace('_', '-')}" if name in flags else match.group(0)
+
+        worded = re.sub(r"The '(\w+)' setting", flag, str(exc))
+        if worded == str(exc):
+            raise
+        raise ConfigError(worded) from None
 
 
 def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
@@ -295,28 +318,29 @@ def evaluate(
                 raise ConfigError("--group-by groups the report: add --report FILE.")
             _check_group_by(data, column, group_by)
         gates = parse_thresholds(fail_under or [], "--fail-under")
-        settings = Settings(
-            judge=judge,
-            **nli.verifier_settings(
-                verifier, verifier_label, verifier_threshold, device, allow_download
-            ),
-            base_url=base_url,
-            embedder=embedder,
-            relevance_model=relevance_model,
-            relevance_dtype=relevance_dtype,
-            reward_model=reward_model,
-            max_concurrency=max_concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            judge_id=judge_id,
-            max_reply_bytes=max_reply_bytes,
-            max_claims=max_claims,
-            cache_path=str(cache) if cache else None,
-            use_cache=not no_cache,
-            price_in=price_in,
-            price_out=price_out,
-            batch_size=batch_size,
-        )
+        with as_flags():
+            settings = Settings(
+                judge=judge,
+                **nli.verifier_settings(
+                    verifier, verifier_label, verifier_threshold, device, allow_download
+                ),
+                base_url=base_url,
+                embedder=embedder,
+                relevance_model=relevance_model,
+                relevance_dtype=relevance_dtype,
+                reward_model=reward_model,
+                max_concurrency=max_concurrency,
+                timeout=timeout,
+                max_retries=max_retries,
+                judge_id=judge_id,
+                max_reply_bytes=max_reply_bytes,
+                max_claims=max_claims,
+                cache_path=str(cache) if cache else None,
+                use_cache=not no_cache,
+                price_in=price_in,
+                price_out=price_out,
+                batch_size=batch_size,
+            )
         if engine == "ray":
             from contextlib import nullcontext
 
@@ -511,6 +535,13 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
             f"judge: {usage.calls} calls, {usage.cache_hits} cache hits, {usage.retries} retries, "
             f"{usage.prompt_tokens} prompt + {usage.completion_tokens} completion tokens{cost}",
             highlight=False,
+        )
+    if usage.implausible_usage:
+        err_console.print(
+            f"note: {usage.implausible_usage} judge replies reported more tokens than any "
+            "model's context; those counts are left out of tokens and cost.",
+            highlight=False,
+            markup=False,
         )
     failures = first_failures(result)
     total = sum(s.failed for s in result.summary.values())

@@ -63,7 +63,15 @@ _ENV_PASSED = (
     "HF_HOME",
     "RAY_USAGE_STATS_ENABLED",
 )
-_USAGE_INTS = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "retries", "failures")
+_USAGE_INTS = (
+    "calls",
+    "cache_hits",
+    "prompt_tokens",
+    "completion_tokens",
+    "retries",
+    "failures",
+    "implausible_usage",
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import random
 import re
 from collections.abc import Callable, Sequence
@@ -55,6 +56,9 @@ T = TypeVar("T")
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 _MODES = ("json_schema", "json_object_schema", "json_object", "none")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
+#: More tokens than this in one reply's reported usage (prompt or completion) is no model's
+#: context: the counts are left out of tokens and cost, and counted as implausible.
+MAX_REPLY_TOKENS = 100_000_000
 #: Answers that no retry and no other row can change: the key, the access, the model or route.
 _REFUSALS = (401, 403, 404)
 try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed
@@ -107,8 +111,10 @@ class OpenAIJudge:
             if cap < 1:
                 raise ConfigError(f"{label} must be >= 1. Got {cap}.")
         for label, price in (("price_in", price_in), ("price_out", price_out)):
-            if price is not None and price < 0:
-                raise ConfigError(f"{label} must be >= 0 (per 1M tokens). Got {price}.")
+            if price is not None and not (math.isfinite(price) and price >= 0):
+                raise ConfigError(
+                    f"{label} must be a finite number >= 0 (per 1M tokens). Got {price!r}."
+                )
         self.model = model
         self.name = f"openai:{model}"
         #: Who answers, in cache keys (the model name unless set); never the endpoint address.
@@ -180,6 +186,17 @@ class OpenAIJudge:
         usage = usage if isinstance(usage, dict) else {}
         prompt = _count(usage.get("prompt_tokens"))
         completion = _count(usage.get("completion_tokens"))
+        if max(prompt, completion) > MAX_REPLY_TOKENS:
+            self.usage.implausible_usage += 1
+            log.warning(
+                "Judge %s reported %d prompt and %d completion tokens for one reply, more than "
+                "any model's context (%d); they are not counted in tokens or cost.",
+                self.name,
+                prompt,
+                completion,
+                MAX_REPLY_TOKENS,
+            )
+            return
         self.usage.prompt_tokens += prompt
         self.usage.completion_tokens += completion
         if self.price_in is not None or self.price_out is not None:
