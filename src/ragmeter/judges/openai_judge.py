@@ -439,7 +439,16 @@ class OpenAIJudge:
                     f"(first reply: {first})."
                 ) from None
         if self.cache is not None:
-            await self.cache.aput(key, content, model=self.model, prompt=prompt.id)
+            # A secret the server echoed (the key, the base URL's password) is masked before
+            # the reply is stored: a later run with another key, or none, could not redact it.
+            # The value returned is read from the stored text, so a cached rerun scores alike.
+            stored = _redact(content, self._api_key)
+            if stored != content:
+                try:
+                    value = parse(stored)
+                except S.ReplyInvalid:
+                    return value, False  # masking broke the reply: used once, never stored
+            await self.cache.aput(key, stored, model=self.model, prompt=prompt.id)
         return value, False
 
     # ------------------------------------------------------------ the protocol
