@@ -11,6 +11,11 @@ constants are fitted on other sources (``bench/meta/fit_model_decision.py``).
 * **words alone**: the lexical verifier (``OfflineJudge(model=None)``, the fallback without
   onnxruntime);
 * **verifier**: ``OfflineJudge()``, the default (the model decides, the words gate);
+* **v5** (with ``--old-model DIR``): the earlier verifier, a calibrated logistic over lexical
+  features and the model's probabilities with hard conflict rules
+  (``OfflineJudge(calibration=MODEL_CALIBRATION)``), on the model of ``offline:verifier-v5``
+  (``git show 49a9a59:src/ragmeter/models/data/claim-verifier/model.onnx``, and
+  ``tokenizer.json`` beside it);
 * **CLI**: as the team scores it: each item a row ``{question: "What does the text say?",
   contexts: [premise], answer: claim}`` judged entailed when ``faithfulness`` is 1;
   ``reference_correctness`` items ``{question, contexts: [reference], reference_answers:
@@ -21,7 +26,8 @@ Prints balanced accuracy overall and per kind (mean recall of the two labels).
 
 Run::
 
-    PYTHONPATH=src .venv/bin/python bench/claim_probes.py [--probes PATH] [--model DIR] [--no-cli]
+    PYTHONPATH=src .venv/bin/python bench/claim_probes.py [--probes PATH] [--model DIR]
+        [--old-model DIR] [--no-cli] [--show-errors]
 """
 
 from __future__ import annotations
@@ -149,17 +155,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--probes", type=Path, default=PROBES)
     parser.add_argument("--model", help="a model folder to try instead of the shipped one")
+    parser.add_argument("--old-model", help="verifier-v5's model folder, for a v5 column")
     parser.add_argument("--no-cli", action="store_true", help="skip the CLI column")
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
 
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline import MODEL_CALIBRATION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     items = load(args.probes)
     model = ClaimVerifierModel(args.model) if args.model else "shipped"
     judge = OfflineJudge(model=model)
-    columns = {
+    columns: dict[str, list[bool]] = {}
+    if args.old_model:
+        old = OfflineJudge(calibration=MODEL_CALIBRATION, model=ClaimVerifierModel(args.old_model))
+        columns["v5"] = judge_verdicts(items, old)
+    columns |= {
         "model alone": model_alone(items, args.model),
         "words alone": judge_verdicts(items, OfflineJudge(model=None)),
         "verifier": judge_verdicts(items, judge),

@@ -6,10 +6,15 @@ work is ``analyze`` (answer claims) plus ``verify`` (claims × 5 contexts). Time
 default offline judge (atomic claims, lexical support + the trained model, gated), the same
 judge lexical-only (``model=None``), and with ``--semantic`` the MiniLM-feature variant. The
 bar is >= 20 samples/s on 2 cores for the default; the line also gives the model's pairs/s.
+With ``--old-model DIR`` (verifier-v5's model: ``git show
+49a9a59:src/ragmeter/models/data/claim-verifier/model.onnx`` and ``tokenizer.json`` into DIR)
+the earlier verifier (``calibration=MODEL_CALIBRATION``: lexical features, model gated and
+run only where it can change a verdict) is timed first in the same run, and the default's
+speed is printed as a ratio of it.
 
 Run::
 
-    PYTHONPATH=src python bench/offline_judge.py [--samples 1000] [--semantic]
+    PYTHONPATH=src python bench/offline_judge.py [--samples 1000] [--semantic] [--old-model DIR]
 """
 
 from __future__ import annotations
@@ -65,12 +70,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1000)
     parser.add_argument("--semantic", action="store_true")
+    parser.add_argument("--old-model", help="verifier-v5's model folder, timed as the baseline")
     parser.add_argument(
         "--unrelated", action="store_true", help="contexts from other answers' documents"
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline import MODEL_CALIBRATION, OfflineJudge
+    from ragmeter.models.claim_verifier import ClaimVerifierModel
     from ragmeter.scoring.lexical import k_precision
 
     samples = make_samples(args.samples, related=not args.unrelated)
@@ -80,6 +87,10 @@ def main() -> int:
     peer = len(samples) / (time.perf_counter() - t0)
     print(f"k_precision (peer): {peer:,.0f} samples/s")
     judges = [OfflineJudge(), OfflineJudge(model=None)]
+    if args.old_model:
+        old = ClaimVerifierModel(args.old_model)
+        judges.insert(0, OfflineJudge(calibration=MODEL_CALIBRATION, model=old))
+    rates: list[float] = []
     if args.semantic:
         judges.append(OfflineJudge(semantic=True, model=None))
     for judge in judges:
@@ -90,7 +101,10 @@ def main() -> int:
         t0 = time.perf_counter()
         asyncio.run(judge_all(judge, samples))
         rate = len(samples) / (time.perf_counter() - t0)
+        rates.append(rate)
         line = f"{judge.name}: {rate:,.1f} samples/s ({rate / peer:.4f}x k_precision)"
+        if args.old_model and len(rates) == 2:
+            line += f"; {rate / rates[0]:.2f}x verifier-v5 (first line)"
         if sent is not None:
             pairs = judge.model_pairs - pairs_before
             t0 = time.perf_counter()

@@ -282,16 +282,40 @@ def _best(result: SuiteResult | None, key: str) -> tuple[str, float] | None:
     return max(cands, key=lambda c: c[1]) if cands else None
 
 
+#: The commit whose shipped model verifier-v5 used, and where it is unpacked for comparison.
+V5_COMMIT = "49a9a59"
+V5_MODEL = ROOT / "build" / "cv5"
+
+
+def _unpack_v5_model() -> None:
+    """verifier-v5's model files from git, into ``build/cv5`` (once)."""
+    V5_MODEL.mkdir(parents=True, exist_ok=True)
+    for name in ("model.onnx", "tokenizer.json"):
+        target = V5_MODEL / name
+        if not target.is_file():
+            path = f"{V5_COMMIT}:src/ragmeter/models/data/claim-verifier/{name}"
+            blob = subprocess.run(["git", "show", path], capture_output=True, check=True, cwd=ROOT)
+            target.write_bytes(blob.stdout)
+
+
 def _run_verifier() -> dict[str, Any]:
     """The cross-source fit of the shipped verifier and of its lexical-only variant
-    (``fit_verifier_sources.py``), and the probe set (``bench/verifier_probes.py``)."""
+    (``fit_verifier_sources.py``), the model-decides fit (``fit_model_decision.py``), and
+    the probe sets (``bench/verifier_probes.py``, ``bench/claim_probes.py``)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    _unpack_v5_model()
     runs = {
         "shipped (lexical + model)": ["bench/meta/fit_verifier_sources.py", "--min-share", "0.5"],
         "lexical only": [
             "bench/meta/fit_verifier_sources.py", "--min-share", "0.5", "--features", LEXICAL,
         ],
         "probes": ["bench/verifier_probes.py"],
+        "the model decides (verifier-v6), leave-one-source-out": [
+            "bench/meta/fit_model_decision.py",
+        ],
+        "claim probes (dev half), by kind": [
+            "bench/claim_probes.py", "--old-model", "build/cv5",
+        ],
     }  # fmt: skip
     out: dict[str, Any] = {}
     for name, command in runs.items():
