@@ -6,6 +6,8 @@ Two rules, applied to any text about to be written or printed:
   credential (``api-key``, ``key``, ``token``, ``sig``, ...) become ``***``.
 - Any run of 8 or more characters of a known secret becomes ``***``, so a server that echoes a
   part of a key ("Incorrect API key provided: sk-abc...1234") does not get it into results.
+  So does any run of 16 base64 characters of a known secret's base64 form, at whichever byte
+  it starts (an echoed ``Authorization: Basic ...`` header, a key inside an encoded token).
 
 Known secrets are ``OPENAI_API_KEY``, the credentials in ``OPENAI_BASE_URL``, and whatever was
 passed to :func:`register_secret` (the judge registers its key and its base URL's credentials).
@@ -15,6 +17,7 @@ substring test.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from collections.abc import Iterable
@@ -22,7 +25,14 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_PART", "redact", "redact_url", "redact_value", "register_secret"]
+__all__ = [
+    "MIN_SECRET_PART",
+    "redact",
+    "redact_url",
+    "redact_value",
+    "register_secret",
+    "strip_credentials",
+]
 
 #: The shortest run of a secret's characters that is redacted wherever it appears.
 MIN_SECRET_PART = 8
@@ -30,6 +40,9 @@ MIN_SECRET_PART = 8
 #: otherwise blank out every word that contains it).
 _MIN_SECRET = 4
 MASK = "***"
+#: The run of a secret's base64 form that is masked (a base64 text is only ever matched
+#: at its 4-character groups, so any echo of 19 or more of its characters is caught).
+_BASE64_PART = 16
 
 _CREDENTIAL_PARAM = re.compile(
     r"(?i)^(api[-_]?key|key|token|access[-_]?token|auth|authorization|secret|client[-_]?secret"
@@ -53,6 +66,8 @@ def url_secrets(url: str | None) -> list[str]:
     except ValueError:
         return []
     found = [password] if password else []
+    if password:  # as an HTTP client would send it: Basic base64(user:password)
+        found.append(f"{parts.username or ''}:{password}")
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if _is_credential(k)]
     return [s for s in found if s]
 
@@ -81,6 +96,23 @@ def redact_url(url: str) -> str:
     if netloc == parts.netloc and query == parts.query:
         return url
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def strip_credentials(url: str) -> str:
+    """``url`` without its ``user:password@`` part.
+
+    An HTTP client given a URL with credentials sends them as ``Authorization: Basic
+    base64(user:password)``, in place of the Bearer key: a server then sees (and may echo) the
+    password instead of the key. Callers send the key as a Bearer token and strip the rest.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def register_secret(*values: str | None) -> None:
@@ -112,7 +144,26 @@ def _windows(secrets: frozenset[str]) -> tuple[str, ...]:
             out.update(
                 secret[i : i + MIN_SECRET_PART] for i in range(len(secret) - MIN_SECRET_PART + 1)
             )
+        for form in _base64_forms(secret):
+            out.update(
+                form[i : i + _BASE64_PART] for i in range(0, len(form) - _BASE64_PART + 1, 4)
+            )
     return tuple(sorted(out))
+
+
+def _base64_forms(secret: str) -> set[str]:
+    """The characters of ``secret``'s base64 encoding (standard and URL-safe) that do not
+    depend on the bytes around it, for each of the three positions it may start at in a
+    group: ``base64("user:" + password)`` holds one of them whole."""
+    raw = secret.encode("utf-8")
+    forms: set[str] = set()
+    for shift, lead in ((0, 0), (1, 2), (2, 3)):
+        size = shift + len(raw)
+        text = base64.b64encode(b"\0" * shift + raw).decode("ascii")[lead : size // 3 * 4]
+        if len(text) >= _BASE64_PART:
+            forms.add(text)
+            forms.add(text.replace("+", "-").replace("/", "_"))
+    return forms
 
 
 def redact(

@@ -40,7 +40,13 @@ from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
-from ragmeter.io.redact import redact, redact_url, register_secret, url_secrets
+from ragmeter.io.redact import (
+    redact,
+    redact_url,
+    register_secret,
+    strip_credentials,
+    url_secrets,
+)
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
@@ -124,6 +130,13 @@ class OpenAIJudge:
         self.public_endpoint = redact_url(self.endpoint)
         self._api_key = api_key
         register_secret(api_key, *url_secrets(self.endpoint))
+        if strip_credentials(self.endpoint) != self.endpoint:
+            log.warning(
+                "The judge's base URL %s carries user:password; it is not sent (the judge sends "
+                "its key as a Bearer token). Remove it from the URL; give the key as "
+                "OPENAI_API_KEY (or api_key= in Python).",
+                self.public_endpoint,
+            )
         self.usage = usage if usage is not None else Usage()
         self.cache = cache
         self.max_concurrency = max_concurrency
@@ -164,7 +177,8 @@ class OpenAIJudge:
             self._semaphore = asyncio.Semaphore(self.max_concurrency)
             # The SDK appends paths to the base URL as text, so a query string in it (Azure's
             # ?api-version=..., a key parameter) goes on every request as a default query.
-            base, _, query = self.endpoint.partition("?")
+            # Credentials in the URL would go as Basic auth in place of the Bearer key.
+            base, _, query = strip_credentials(self.endpoint).partition("?")
             self._client = AsyncOpenAI(
                 api_key=self._api_key or "no-key-needed-for-local-endpoints",
                 base_url=base,

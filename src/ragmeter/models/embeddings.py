@@ -376,8 +376,14 @@ class OpenAIEmbedder:
                         "OpenAI-compatible server."
                     )
                 api_key = "not-needed"
+            from ragmeter.io.redact import strip_credentials
+
             client = openai.OpenAI(
-                base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
+                # Credentials in the URL would go as Basic auth in place of the Bearer key.
+                base_url=strip_credentials(base_url) if base_url else None,
+                api_key=api_key,
+                timeout=timeout,
+                max_retries=max_retries,
             )
         self._client = client
 
