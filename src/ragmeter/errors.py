@@ -80,8 +80,33 @@ def unknown_metric(
     )
 
 
+#: The most characters of an error's text kept in a message, a failure record or stderr: an
+#: endpoint's error body (or an exception's text) can be megabytes.
+MAX_ERROR_TEXT = 2000
+
+
+def cap_text(text: str, limit: int = MAX_ERROR_TEXT) -> str:
+    """``text`` cut to at most ``limit`` characters, saying how long it was.
+
+    Examples
+    --------
+    >>> cap_text("abc")
+    'abc'
+    >>> cap_text("x" * 100, 40)
+    'xxxxxxxx... [cut: 100 characters in all]'
+    """
+    if len(text) <= limit:
+        return text
+    note = f"... [cut: {len(text)} characters in all]"
+    return text[: max(limit - len(note), 0)] + note
+
+
 class JudgeError(RagmeterError):
-    """A judge is unreachable, misconfigured, or refused a request."""
+    """A judge is unreachable, misconfigured, or refused a request. Its message is cut to
+    :data:`MAX_ERROR_TEXT` characters (an endpoint's error body can be megabytes)."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(cap_text(str(message)), *args)
 
 
 class JudgeReplyError(JudgeError):

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from ragmeter.errors import JudgeUnavailableError, RagmeterError, failure_cause
+from ragmeter.errors import JudgeUnavailableError, RagmeterError, cap_text, failure_cause
 from ragmeter.judges.base import AnalyzeRequest, Judge, Want
 from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome, RunContext
@@ -45,9 +45,10 @@ def judge_ref(meta: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def failure_message(exc: BaseException) -> str:
+    """What a row's failure record says of ``exc``, cut to ``MAX_ERROR_TEXT`` characters."""
     if isinstance(exc, RagmeterError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+        return cap_text(str(exc))
+    return cap_text(f"{type(exc).__name__}: {exc}")
 
 
 async def score_all(

@@ -12,6 +12,7 @@ from typing import Any
 
 from ragmeter.errors import (
     JudgeUnavailableError,
+    cap_text,
     failure_cause,
 )
 from ragmeter.io.columns import ColumnMap, to_samples
@@ -305,4 +306,4 @@ def _all_failed(names: Sequence[str], exc: BaseException) -> dict[str, Outcome]:
     if not isinstance(exc, ValueError | RuntimeError) or type(exc).__module__ != "builtins":
         message = f"{type(exc).__name__}: {message}"
     cause = failure_cause(exc)
-    return {name: Failure(name, message, cause=cause) for name in names}
+    return {name: Failure(name, cap_text(message), cause=cause) for name in names}
