@@ -19,17 +19,33 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from ragmeter.cli import verifier as nli
 from ragmeter.errors import ConfigError, RagmeterError
 
 log = logging.getLogger("ragmeter")
 
+
+class _Commands(TyperGroup):
+    """ragmeter's commands, ended the same way whichever runs: Ctrl-C prints "Interrupted."
+    (exit 130)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print("Interrupted.", highlight=False)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="ragmeter",
     help="Evaluate retrieval-augmented generation: score, explain, aggregate, gate.",
     no_args_is_help=True,
@@ -41,6 +57,7 @@ err_console = Console(stderr=True)
 
 EXIT_GATE = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str) -> None:
@@ -657,9 +674,9 @@ def main() -> None:
     except RagmeterError as exc:  # raised from a command without its own handler
         err_console.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", highlight=False)
         sys.exit(EXIT_USAGE)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before a command runs (a command's own: _Commands)
         err_console.print("Interrupted.")
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, or trouble no check foresaw: never the gate code 1
         log.debug("Unexpected error", exc_info=True)
         err_console.print(

@@ -62,6 +62,8 @@ class SharedJudge:
         self._memo: OrderedDict[tuple, tuple[frozenset[str], asyncio.Future[Analysis]]] = (
             OrderedDict()
         )
+        #: Analyses still running (a memo entry may be evicted first): cancelled by aclose.
+        self._running: set[asyncio.Future[Analysis]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def register(self, wants: Sequence[Want] | frozenset[Want]) -> None:
@@ -104,6 +106,8 @@ class SharedJudge:
         # judge cancels its other rows) while the task goes on and fails: its exception is
         # then read here, not logged at exit as "never retrieved".
         task.add_done_callback(_retrieve_exception)
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
         self._memo[key] = (wants, task)
         self._memo.move_to_end(key)
         while len(self._memo) > self._max_entries:
@@ -138,7 +142,15 @@ class SharedJudge:
             await check()
 
     async def aclose(self) -> None:
+        """Cancel the analyses still running (a run stopped by Ctrl-C or a refused judge
+        leaves them behind its callers), then close the wrapped judge: nothing outlives its
+        client, to fail at exit with "the client has been closed"."""
         self._memo.clear()
+        running, self._running = list(self._running), set()
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
         close = getattr(self.inner, "aclose", None)
         if close is not None:
             await close()
