@@ -1,5 +1,7 @@
-"""How a CLI run ends when its user stops it (issue 29, item 16): Ctrl-C during a judge run
-says "Interrupted." and exits 130 with no traceback.
+"""How a CLI run ends when its user or its reader stops it (issue 29, items 16 and 18): Ctrl-C
+during a judge run says "Interrupted." and exits 130 with no traceback; a reader that closes
+standard output (``--out - | head``) stops the run with a message and exit 141 (a shell's code
+for SIGPIPE), never 1, the code of a failed gate.
 """
 
 from __future__ import annotations
@@ -62,3 +64,19 @@ def test_ctrl_c_during_a_judge_run_says_interrupted_without_tracebacks(
     assert "Interrupted." in stderr, stderr
     assert "Traceback" not in stderr and "Task" not in stderr, stderr
     assert len(stderr.splitlines()) <= 3, stderr
+
+
+def test_a_closed_standard_output_is_not_a_failed_gate(tmp_path: Path) -> None:
+    _write_rows(tmp_path / "d.jsonl", 3000)
+    proc = _start(
+        ["evaluate", "d.jsonl", "-m", "k_precision", "--out", "-", "-q", "--no-progress"],
+        tmp_path,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert json.loads(first)["id"] == "q0"
+    proc.stdout.close()  # as `head -1` does
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 141, (proc.returncode, stderr)
+    assert "standard output was closed" in stderr, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr

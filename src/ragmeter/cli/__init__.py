@@ -9,6 +9,7 @@ starting "Error:").
 from __future__ import annotations
 
 import contextlib
+import errno
 import inspect
 import logging
 import os
@@ -34,7 +35,8 @@ log = logging.getLogger("ragmeter")
 
 class _Commands(TyperGroup):
     """ragmeter's commands, ended the same way whichever runs: Ctrl-C prints "Interrupted."
-    (exit 130)."""
+    (exit 130); a reader that closed standard output (``--out - | head``) stops the command
+    with a message (exit 141, as a shell reports SIGPIPE), never the failed-gate code 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -42,6 +44,21 @@ class _Commands(TyperGroup):
         except KeyboardInterrupt:
             err_console.print("Interrupted.", highlight=False)
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            # Whatever is still buffered for stdout goes nowhere, also at exit.
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            err_console.print(
+                "Stopped: standard output was closed (broken pipe) before the command ended; "
+                "what it wrote there is incomplete. Write to a file with --out FILE to keep "
+                "everything.",
+                highlight=False,
+                markup=False,
+            )
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
 
 
 app = typer.Typer(
@@ -58,6 +75,8 @@ err_console = Console(stderr=True)
 EXIT_GATE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: 128 + SIGPIPE: what a shell reports for a command whose reader went away.
+EXIT_BROKEN_PIPE = 141
 
 
 def _fail(message: str) -> None:
