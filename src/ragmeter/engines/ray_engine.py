@@ -119,6 +119,8 @@ class _ScoreBatches:
 
         rows, skip = self._rows(batch)
         scored = asyncio.run_coroutine_threadsafe(self.scorer.score(rows), self.loop).result()
+        if self.scorer.stopped is not None:
+            raise self.scorer.stopped  # the driver stops the run (and keeps what it wrote)
         results = iter(scored)
         names = [s.name for s in self.plan.specs]
         n = len(skip)

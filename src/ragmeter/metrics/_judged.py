@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from ragmeter.errors import JudgeUnavailableError, RagmeterError, cap_text, failure_cause
@@ -15,6 +17,30 @@ from ragmeter.metrics.progress import scored
 from ragmeter.types import Failure, Sample
 
 log = logging.getLogger(__name__)
+
+#: Where the run collects the judges' stops (see :func:`noting_stops`); None: raise them.
+_STOPS: ContextVar[list[JudgeUnavailableError] | None] = ContextVar("ragmeter_stops", default=None)
+
+
+@contextlib.contextmanager
+def noting_stops() -> Iterator[list[JudgeUnavailableError]]:
+    """Collect the :class:`JudgeUnavailableError` of rows scored inside (tasks started inside
+    included) instead of raising it: each such row fails with the cause ``infrastructure``,
+    and the rows scored before the stop keep their scores. The caller stops the run."""
+    stops: list[JudgeUnavailableError] = []
+    token = _STOPS.set(stops)
+    try:
+        yield stops
+    finally:
+        _STOPS.reset(token)
+
+
+def note_stop(exc: JudgeUnavailableError) -> None:
+    """Hand ``exc`` to the collector of :func:`noting_stops`, or raise it when there is none."""
+    stops = _STOPS.get()
+    if stops is None:
+        raise exc
+    stops.append(exc)
 
 
 def judge_for(ctx: RunContext, wants: Sequence[Want]) -> Judge:
@@ -59,15 +85,19 @@ async def score_all(
     report: bool = True,
 ) -> list[dict[str, Outcome]]:
     """Score samples concurrently; an exception in one sample fails only that sample's row
-    (with its cause), except a judge that is unavailable: that stops the whole run. Each
+    (with its cause), except a judge that is unavailable: that stops the whole run (noted by
+    :func:`note_stop`; the rows scored before it keep their scores). Each
     sample is reported scored (:func:`~ragmeter.metrics.progress.scored`) as it finishes,
     unless ``report`` is False (the caller has more to do before a row is done)."""
 
     async def guarded(sample: Sample) -> dict[str, Outcome]:
         try:
             out = await one(sample, metrics)
-        except (asyncio.CancelledError, JudgeUnavailableError):
+        except asyncio.CancelledError:
             raise
+        except JudgeUnavailableError as exc:
+            note_stop(exc)  # raises it unless the run collects stops
+            out = failed_outcomes(metrics, exc)
         except Exception as exc:
             log.debug("Judge-backed metric failed on a row", exc_info=True)
             out = failed_outcomes(metrics, exc)

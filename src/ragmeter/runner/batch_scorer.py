@@ -19,6 +19,7 @@ from ragmeter.io.columns import ColumnMap, to_samples
 from ragmeter.io.readers import Row
 from ragmeter.io.redact import known_secrets, redact_value
 from ragmeter.metrics import registry
+from ragmeter.metrics._judged import note_stop, noting_stops
 from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome, RunContext
 from ragmeter.metrics.progress import reporting_to
@@ -30,12 +31,18 @@ log = logging.getLogger("ragmeter")
 
 
 class BatchScorer:
-    """Scores a batch of rows with a plan's families: the unit of work of every engine."""
+    """Scores a batch of rows with a plan's families: the unit of work of every engine.
+
+    A judge that stops (:class:`JudgeUnavailableError`) does not end a batch: the rows it
+    caught fail with the cause ``infrastructure``, the others keep their scores, and
+    :attr:`stopped` holds the first stop; the engine writes what was scored and stops."""
 
     def __init__(self, plan: Plan, cmap: ColumnMap, ctx: RunContext) -> None:
         self.plan = plan
         self.cmap = cmap
         self.ctx = ctx
+        #: The first stop of the judge (or a model's endpoint) met in any batch, or None.
+        self.stopped: JudgeUnavailableError | None = None
 
     async def score(
         self,
@@ -118,7 +125,11 @@ class BatchScorer:
             self._score_group(family, names, items, tracker and tracker.call(i))
             for i, (family, names, items) in enumerate(calls)
         ]
-        for items, _, outcomes in await gather_or_cancel(jobs):
+        with noting_stops() as stops:
+            scored = await gather_or_cancel(jobs)
+        if stops and self.stopped is None:
+            self.stopped = stops[0]
+        for items, _, outcomes in scored:
             for (pos, _), outcome_map in zip(items, outcomes, strict=True):
                 results[pos].record_all(outcome_map.items())
         secrets = known_secrets()
@@ -148,8 +159,9 @@ class BatchScorer:
         try:
             outcomes = await fam.score_batch(samples, names)
             outcomes = self._checked(names, _aligned(outcomes, len(samples)))
-        except JudgeUnavailableError:
-            raise  # every row would fail the same way: the run stops
+        except JudgeUnavailableError as exc:
+            note_stop(exc)  # every row would fail the same way: the run stops
+            return items, names, [_all_failed(names, exc) for _ in items]
         except Exception as exc:
             if len(samples) == 1:
                 return items, names, [_all_failed(names, exc)]
@@ -159,8 +171,9 @@ class BatchScorer:
                 try:
                     one = await fam.score_batch([sample], names)
                     outcomes.append(self._checked(names, _aligned(one, 1))[0])
-                except JudgeUnavailableError:
-                    raise
+                except JudgeUnavailableError as stop:
+                    note_stop(stop)
+                    outcomes.append(_all_failed(names, stop))
                 except Exception as exc_one:
                     outcomes.append(_all_failed(names, exc_one))
         return items, names, outcomes

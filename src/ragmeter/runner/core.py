@@ -241,12 +241,16 @@ class Runner:
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
             for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
+                if self.scorer.stopped is not None:
+                    break
                 scoring = self.scorer.score(batch, only=only, progress=bar)
                 pending.append(asyncio.ensure_future(scoring))
                 if len(pending) >= BATCHES_IN_FLIGHT:
                     self._emit(await pending.pop(0), sink)
             while pending:
                 self._emit(await pending.pop(0), sink)
+            if self.scorer.stopped is not None:
+                raise self.scorer.stopped
         except BaseException:
             for task in pending:
                 task.cancel()
@@ -318,6 +322,9 @@ class Runner:
                 self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
     def _emit(self, rows: list[RowResult], sink: IO[str] | None) -> None:
+        if self.scorer.stopped is not None:
+            # The rows the stop caught are scored again by --resume; the rest are kept.
+            rows = [row for row in rows if not row.retried]
         if self.resumed is not None:
             rows = [self.resumed.completed(row) for row in rows]
         self._account_rows(rows)
