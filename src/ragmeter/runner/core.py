@@ -41,7 +41,7 @@ from ragmeter.runner.progress import (
     library_bars_off,
     make_progress,
 )
-from ragmeter.runner.resume import Resumed, load_resumed
+from ragmeter.runner.resume import SCORING_SETTINGS, Resumed, load_resumed
 from ragmeter.scoring.statistics import Resamples, Summary
 from ragmeter.types import RowResult
 
@@ -277,6 +277,7 @@ class Runner:
             data_name=self.source.name,
             metrics=[spec.name for spec in self.plan.specs],
             account=self._account,
+            scoring=self.scoring(),
         )
         return self.resumed.done
 
@@ -286,7 +287,8 @@ class Runner:
             yield row
 
     def start_record(self) -> dict[str, Any]:
-        """The run record written with the first row: which input, which metrics."""
+        """The run record written with the first row: which input, which metrics, the
+        settings and the column map (``--resume`` refuses a change of what decides scores)."""
         return {
             "ragmeter_version": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(),
@@ -294,11 +296,20 @@ class Runner:
             "input": self.fingerprint,
             "metrics": {spec.name: spec_record(spec) for spec in self.plan.specs},
             "settings": public_settings(self.ctx.settings),
+            "column_map": column_map_record(self.scorer.cmap),
+        }
+
+    def scoring(self) -> dict[str, Any]:
+        """What decides this run's scores, as the run record writes it."""
+        settings = public_settings(self.ctx.settings)
+        return {
+            **{name: settings.get(name) for name in SCORING_SETTINGS},
+            "column_map": column_map_record(self.scorer.cmap),
         }
 
     def record_info(self) -> dict[str, Any]:
         """The run record's input (with its rows counted) and failures by cause."""
-        info = self.cause_info()
+        info = {**self.cause_info(), "column_map": column_map_record(self.scorer.cmap)}
         if self.fingerprint is not None:
             info["input"] = {**self.fingerprint, "rows": self.input_rows}
         return info
@@ -413,6 +424,17 @@ def public_settings(settings: Settings) -> dict[str, Any]:
             value = redact_url(value)
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+def column_map_record(cmap: ColumnMap) -> dict[str, str]:
+    """A column map as the run record holds it: each field's column or path (a callable by
+    its name)."""
+    return {
+        name: source
+        if isinstance(source, str)
+        else f"callable {getattr(source, '__qualname__', type(source).__name__)}"
+        for name, source in sorted(cmap.sources.items())
+    }
 
 
 def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list[Row]]:

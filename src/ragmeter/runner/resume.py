@@ -1,7 +1,9 @@
 """What of a results file stays on ``--resume``, checked before a byte is appended or cut.
 
 The file must be this input's results (:func:`check_resumable`: its run record names this
-input; a file without one was not written by ragmeter) and every line a valid row
+input; a file without one was not written by ragmeter), scored the way this run scores
+(:func:`changed_scoring`: the same judge, verifier, models and column map for the metrics it
+holds) and every line a valid row
 (:mod:`ragmeter.io.results`: scores in their metrics' ranges, indexes in the input's). Then
 each row that counts is
 
@@ -25,11 +27,34 @@ from ragmeter.io.fingerprint import same_input
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.readers import open_rows
 from ragmeter.io.results import ResultsScan, read_record_at, read_results, scan_results
-from ragmeter.metrics.registry import changed_meanings
+from ragmeter.metrics.registry import all_specs, changed_meanings
 from ragmeter.result import read_sidecar, results_expect
-from ragmeter.types import RowResult
+from ragmeter.types import MetricSpec, RowResult
 
-__all__ = ["Resumed", "check_resumable", "load_resumed", "merged"]
+__all__ = [
+    "SCORING_SETTINGS",
+    "Resumed",
+    "changed_scoring",
+    "check_resumable",
+    "load_resumed",
+    "merged",
+]
+
+#: The settings that change scores, each with the metrics whose scores it changes: a resumed
+#: run must have each as the run record has it when the file holds such a metric. Others
+#: (concurrency, timeouts, the cache, prices, the batch size) may change.
+SCORING_SETTINGS: dict[str, Callable[[MetricSpec], bool]] = {
+    "judge": lambda spec: spec.needs_judge,
+    "judge_id": lambda spec: spec.needs_judge,
+    "verifier": lambda spec: spec.family == "claims",
+    "verifier_label": lambda spec: spec.family == "claims",
+    "verifier_threshold": lambda spec: spec.family == "claims",
+    "embedder": lambda spec: spec.family == "response_relevancy",
+    "response_relevancy_n": lambda spec: spec.family == "response_relevancy",
+    "relevance_model": lambda spec: spec.family == "context_relevance",
+    "relevance_dtype": lambda spec: spec.family == "context_relevance",
+    "reward_model": lambda spec: spec.family == "answer_reward",
+}
 
 
 @dataclass(slots=True)
@@ -65,9 +90,28 @@ def load_resumed(
     data_name: str,
     metrics: Collection[str],
     account: Callable[[RowResult], None],
+    scoring: Mapping[str, Any] | None = None,
 ) -> Resumed:
-    """Check ``out`` for a resumed run of ``metrics`` on ``data``; ``account`` every row done."""
+    """Check ``out`` for a resumed run of ``metrics`` on ``data``; ``account`` every row done.
+
+    ``scoring`` holds what decides this run's scores as the run record writes it (the
+    settings of :data:`SCORING_SETTINGS` and ``column_map``); any difference is refused."""
     info = check_resumable(out, fingerprint, data_name=data_name)
+    if scoring is not None:
+        recorded = info.get("metrics")
+        kept = set(recorded) & set(metrics) if isinstance(recorded, Mapping) else set(metrics)
+        registered = all_specs()
+        differences = changed_scoring(
+            info, scoring, metrics=[registered[m] for m in sorted(kept) if m in registered]
+        )
+        if differences:
+            raise DataError(
+                f"{out} was written with other options that change scores: "
+                + "; ".join(differences)
+                + ". Resuming would mix the scores of two runs in one file under one mean. "
+                "Resume with the options the run record names, or write to a new path "
+                "(out, --out); cached judge replies make the rerun cheap."
+            )
     changed = changed_meanings(info.get("metrics"), where=str(out), names=metrics)
     if changed:
         raise DataError(
@@ -94,6 +138,49 @@ def load_resumed(
         with out.open("r+b") as fh:
             fh.truncate(resumed.scan.good_bytes)
     return resumed
+
+
+def changed_scoring(
+    info: Mapping[str, Any], scoring: Mapping[str, Any], *, metrics: Collection[MetricSpec]
+) -> list[str]:
+    """What of ``scoring`` that changes the scores of ``metrics`` (those the file holds and
+    this run computes) differs from the run record ``info``, one phrase each. A record
+    without a column map (an older ragmeter) is not checked for it."""
+    recorded = info.get("settings")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
+    out = []
+    for name, now in scoring.items():
+        changes = SCORING_SETTINGS.get(name)
+        if changes is not None and not any(changes(spec) for spec in metrics):
+            continue
+        if name == "column_map":
+            if "column_map" not in info:
+                continue
+            then = info["column_map"]
+            if _jsonable(then) != _jsonable(now):
+                out.append(f"the column map was {_shown(then)}, now {_shown(now)}")
+            continue
+        then = recorded.get(name)
+        if _jsonable(then) != _jsonable(now):
+            out.append(f"the '{name}' setting was {then!r}, now {now!r}")
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as the run record's JSON reads it back (tuples are lists)."""
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _shown(column_map: Any) -> str:
+    if not column_map:
+        return "the default (no column given)"
+    if isinstance(column_map, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in column_map.items())
+    return repr(column_map)
 
 
 def merged(old: RowResult, new: RowResult) -> RowResult:
