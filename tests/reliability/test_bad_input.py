@@ -416,8 +416,8 @@ def test_unknown_metrics_get_suggestions_and_bad_options_clear_errors(tmp_path: 
     cases: list[tuple[tuple[str, ...], tuple[str, ...]]] = [
         (("-m", "faithfulnes"), ("Unknown metric 'faithfulnes'", "Did you mean 'faithfulness'")),
         (("-m", "k_precison,mrr"), ("Did you mean 'k_precision'",)),
-        (("--max-concurrency", "0"), ("'max_concurrency'", ">= 1", "Got 0")),
-        (("--batch-size", "-3"), ("'batch_size'", "Got -3")),
+        (("--max-concurrency", "0"), ("--max-concurrency", ">= 1", "Got 0")),
+        (("--batch-size", "-3"), ("--batch-size", "Got -3")),
         (("--fail-under", "k_precision"), ("expected METRIC=VALUE",)),
         (("--fail-under", "k_precision=high"), ("'high' is not a number",)),
         (("--fail-under", "kprecision=0.5"), ("Unknown metric 'kprecision'", "Did you mean")),
