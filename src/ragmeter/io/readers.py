@@ -107,6 +107,19 @@ def _peeked(
     head = list(islice(rows, peek))
     if not head:
         raise DataError(empty())
+    if all(row.data is None and row.problem for row in head):
+        # No column can be found in rows none of which could be read: say why they could not.
+        shown = "; ".join(str(row.problem) for row in head[:3])
+        more = f"; and {len(head) - 3} more" if len(head) > 3 else ""
+        what = (
+            f"none of the {len(head)} rows"
+            if len(head) < peek
+            else f"none of the first {peek} rows"
+        )
+        raise DataError(
+            f"{name}: {what} can be read ({shown}{more}). Check that the file is in the "
+            "format its suffix says, one sample per row."
+        )
     columns: dict[str, None] = {}
     for row in head:
         if isinstance(row.data, Mapping):
@@ -154,6 +167,7 @@ def _open_path(path: Path, peek: int) -> RowSource:
         )
     try:
         if fmt == "jsonl":
+            _check_utf8_start(path)
             return _peeked(
                 _jsonl_rows(path),
                 peek,
@@ -177,6 +191,34 @@ def _open_path(path: Path, peek: int) -> RowSource:
         return _nonempty(_parquet_rows(path), f"The file {path} has no rows.")
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
+
+
+#: Byte-order marks of the encodings a JSONL file must not be in (the longer ones first).
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _check_utf8_start(path: Path) -> None:
+    """Refuse a text file in UTF-16 or UTF-32 (a byte-order mark, or NUL bytes in its first
+    4 KiB): read as UTF-8 line by line, it would give rows of garbage and stray failures."""
+    with path.open("rb") as fh:
+        start = fh.read(4096)
+    bom = next(((mark, name) for mark, name in _OTHER_BOMS if start.startswith(mark)), None)
+    if bom is not None:
+        encoding, why = bom[1], "it starts with a byte-order mark"
+    elif b"\x00" in start:
+        encoding = "UTF-32" if b"\x00\x00\x00" in start else "UTF-16"
+        why = "NUL bytes between its characters"
+    else:
+        return
+    raise DataError(
+        f"{str(path)!r} is not UTF-8 text: it looks like {encoding} ({why}). Save it as "
+        f"UTF-8, e.g. iconv -f {encoding} -t UTF-8 {path.name} > fixed.jsonl."
+    )
 
 
 def _count_rows(path: Path, count: Callable[[Path], int]) -> int | None:
@@ -221,7 +263,9 @@ def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
     Shared by every engine so that a line gives the same row (and message) everywhere.
     """
     try:
-        data = json.loads(raw)
+        # Decoded as UTF-8 here: json.loads would take UTF-16 or UTF-32 bytes as well.
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        data = json.loads(text.removeprefix("\ufeff"))
     except UnicodeDecodeError as exc:
         return Row(index, None, where, f"{where} of {name} is not UTF-8 text: {exc}")
     except ValueError as exc:
@@ -410,6 +454,7 @@ def _csv_rows(path: Path) -> Iterator[Row]:
 
 def _parquet_rows(path: Path) -> RowSource:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise DataError("Reading Parquet needs pyarrow: pip install 'ragmeter[data]'.") from None
@@ -420,10 +465,18 @@ def _parquet_rows(path: Path) -> RowSource:
 
     def rows() -> Iterator[Row]:
         index = 0
-        for batch in pf.iter_batches(batch_size=1024):
-            for record in batch.to_pylist():
-                yield Row(index, record, f"row {index}")
-                index += 1
+        for group in range(pf.num_row_groups):
+            try:
+                for batch in pf.iter_batches(batch_size=1024, row_groups=[group]):
+                    for record in batch.to_pylist():
+                        yield Row(index, record, f"row {index}")
+                        index += 1
+            except (OSError, pa.ArrowException) as exc:
+                raise DataError(
+                    f"{str(path)!r} is a damaged Parquet file: row group {group} of "
+                    f"{pf.num_row_groups} cannot be read ({exc}). The {index} rows before it "
+                    "were read; write the file again from its source."
+                ) from None
 
     return RowSource(rows(), list(pf.schema_arrow.names), pf.metadata.num_rows, str(path))
 
