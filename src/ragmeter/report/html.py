@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -1041,5 +1042,25 @@ def write_report(
         data=data,
     )
     out = Path(out_path)
-    out.write_text(text, encoding="utf-8")
+    data = _encoded(text)
+    # Written beside it, then moved over it: a report that fails leaves the earlier one whole.
+    part = out.with_name(f".{out.name}.{os.getpid()}.part")
+    try:
+        part.write_bytes(data)
+        os.replace(part, out)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
     return out
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encoded(text: str) -> bytes:
+    """The report as UTF-8: a lone surrogate (``"\\ud800"`` is valid JSON, so a row may hold
+    one; UTF-8 has no encoding for it) becomes U+FFFD, the replacement character."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
