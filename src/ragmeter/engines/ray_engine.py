@@ -35,6 +35,7 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, JudgeUnavailableError, RagmeterError
 from ragmeter.io.columns import ColumnMap
+from ragmeter.io.paths import ReplacingWriter
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
@@ -446,10 +447,15 @@ def _drain(
     done: set[int],
 ) -> None:
     """Take results in input order: number, write, accumulate."""
-    sink: IO[str] | None = None
-    if out is not None:
-        sink = out.open("a" if resume else "w", encoding="utf-8")
+    sink: IO[str] | ReplacingWriter | None = None
+    if out is not None and resume:
+        sink = out.open("a", encoding="utf-8")
         write_sidecar(out, state.start_record())
+    elif out is not None:
+        # Earlier results (and their record) stay until this run has a row to write.
+        record = state.start_record()
+        sink = ReplacingWriter(out, before_replace=lambda: write_sidecar(out, record))
+    finished = False
     next_index = 0
     next_line = 1
     try:
@@ -489,8 +495,11 @@ def _drain(
                 if text:
                     state.ctx.usage.add(Usage(**json.loads(text)))
         state.input_rows = next_index
+        finished = True
     finally:
-        if sink is not None:
+        if isinstance(sink, ReplacingWriter):
+            sink.close(commit=finished)
+        elif sink is not None:
             sink.close()
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Collection, Iterator, Mapping
+import tempfile
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from ragmeter.errors import ConfigError
 __all__ = [
     "SIDECAR_SUFFIX",
     "STDOUT",
+    "ReplacingWriter",
     "check_outputs",
     "is_stdout",
     "make_parent",
@@ -184,3 +186,61 @@ def results_lock(
             raise
     finally:
         os.close(fd)
+
+
+class ReplacingWriter:
+    """A text file that takes the place of ``path`` at its first write, not before.
+
+    The text goes to a temporary file beside ``path``; at the first :meth:`write` of some
+    text (or at :meth:`close` with ``commit=True``), ``before_replace`` runs (the run record
+    is written there) and the temporary file replaces ``path``. Closed without a write and
+    without ``commit``, the temporary file is removed and ``path`` is left as it was: a run
+    that stops before its first row never destroys earlier results. The temporary file is
+    locked as ``results_lock`` locks ``path``, so the lock holds across the replacement.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, before_replace: Callable[[], None] | None = None
+    ) -> None:
+        self.path = Path(path)
+        self._before_replace = before_replace
+        make_parent(self.path)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{self.path.name}.", suffix=".partial", dir=self.path.parent
+        )
+        self._tmp = Path(tmp)
+        self._fh = os.fdopen(fd, "w", encoding="utf-8")
+        with contextlib.suppress(ImportError, OSError):
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self.replaced = False
+
+    def _replace(self) -> None:
+        if self._before_replace is not None:
+            self._before_replace()
+        os.replace(self._tmp, self.path)
+        self.replaced = True
+
+    def write(self, text: str) -> int:
+        if text and not self.replaced:
+            self._replace()
+        return self._fh.write(text)
+
+    def writelines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self._fh.flush()
+
+    def close(self, *, commit: bool = False) -> None:
+        """Close; with ``commit`` replace ``path`` even when nothing was written."""
+        try:
+            if commit and not self.replaced:
+                self._fh.flush()
+                self._replace()
+        finally:
+            self._fh.close()
+            if not self.replaced:
+                self._tmp.unlink(missing_ok=True)

@@ -27,7 +27,7 @@ from ragmeter.errors import (
 )
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.fingerprint import input_fingerprint
-from ragmeter.io.paths import check_outputs, is_stdout, results_lock
+from ragmeter.io.paths import ReplacingWriter, check_outputs, is_stdout, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.io.redact import redact_url, redact_value
 from ragmeter.metrics.base import RunContext, Settings
@@ -229,15 +229,20 @@ class Runner:
         ``stream`` (left open)."""
         done = self.open_results(out, resume=resume)
         only = self.resumed.partial if self.resumed is not None else None
-        sink: IO[str] | None = stream
-        if out is not None:
-            sink = out.open("a" if resume else "w", encoding="utf-8")
+        sink: IO[str] | ReplacingWriter | None = stream
+        if out is not None and resume:
+            sink = out.open("a", encoding="utf-8")
             write_sidecar(out, self.start_record())
+        elif out is not None:
+            # Earlier results (and their record) stay until this run has a row to write.
+            record = self.start_record()
+            sink = ReplacingWriter(out, before_replace=lambda: write_sidecar(out, record))
         total = self.source.total
         if total is not None:
             # Every row usually has a score: the summaries' draw is made while rows score.
             self.resamples.prepare_in_background(total)
         bar = make_progress(progress, None if total is None else max(total - len(done), 0))
+        finished = False
         try:
             pending: list[asyncio.Task[list[RowResult]]] = []
             for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
@@ -251,12 +256,15 @@ class Runner:
                 self._emit(await pending.pop(0), sink)
             if self.scorer.stopped is not None:
                 raise self.scorer.stopped
+            finished = True
         except BaseException:
             for task in pending:
                 task.cancel()
             raise
         finally:
-            if sink is not None and sink is not stream:
+            if isinstance(sink, ReplacingWriter):
+                sink.close(commit=finished)
+            elif sink is not None and sink is not stream:
                 sink.close()
             if bar is not None:
                 bar.stop()
@@ -332,7 +340,7 @@ class Runner:
             if row.failures and len(self.first_failures) < 5:
                 self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
-    def _emit(self, rows: list[RowResult], sink: IO[str] | None) -> None:
+    def _emit(self, rows: list[RowResult], sink: IO[str] | ReplacingWriter | None) -> None:
         if self.scorer.stopped is not None:
             # The rows the stop caught are scored again by --resume; the rest are kept.
             rows = [row for row in rows if not row.retried]
