@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragmeter.io.readers import open_rows
+from ragmeter.io.readers import check_regular_file, open_rows
 
 __all__ = ["input_fingerprint", "same_input"]
 
@@ -26,6 +26,7 @@ def input_fingerprint(data: Any) -> dict[str, Any] | None:
     does not tell), or None for data that can be read only once."""
     if isinstance(data, str | os.PathLike):
         digest = hashlib.sha256()
+        check_regular_file(Path(data))
         with Path(data).open("rb") as fh:
             while chunk := fh.read(_CHUNK):
                 digest.update(chunk)

@@ -12,6 +12,7 @@ import csv
 import json
 import math
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, islice
@@ -26,6 +27,9 @@ MAX_DEPTH = 100
 
 #: Text files up to this size have their rows counted first, for the progress bar's total.
 COUNT_ROWS_UP_TO = 256 * 2**20
+#: The longest JSONL line read as a row; a longer one fails its row (read in pieces, not whole).
+MAX_LINE_BYTES = 64 * 2**20
+_SKIP_CHUNK = 2**20
 
 SUFFIXES = {
     ".jsonl": "jsonl",
@@ -154,11 +158,37 @@ def _empty_csv_message(path: Path) -> str:
     )
 
 
-def _open_path(path: Path, peek: int) -> RowSource:
-    if not path.exists():
-        raise DataError(f"No such file: {str(path)!r}.")
-    if path.is_dir():
+def check_regular_file(path: Path) -> None:
+    """Refuse an input that is not a regular file (a FIFO, a device, a socket; through a
+    symlink too) before anything opens it: a run reads its input more than once (to count,
+    score and hash it), which only a regular file gives the same data each time."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DataError(f"No such file: {str(path)!r}.") from None
+    except OSError as exc:
+        raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
+    if stat.S_ISDIR(mode):
         raise DataError(f"{str(path)!r} is a folder; give a .jsonl, .json, .csv or .parquet file.")
+    if not stat.S_ISREG(mode):
+        kind = (
+            "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a file"
+        )
+        raise DataError(
+            f"{str(path)!r} is not a regular file: it is {kind}. The input is read more than "
+            "once (to count, score and hash its rows); copy it into a file first, e.g. "
+            f"cat {path} > data{path.suffix or '.jsonl'}."
+        )
+
+
+def _open_path(path: Path, peek: int) -> RowSource:
+    check_regular_file(path)
     fmt = SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise DataError(
@@ -250,7 +280,21 @@ def _count_csv(path: Path) -> int:
 def _jsonl_rows(path: Path) -> Iterator[Row]:
     with path.open("rb") as fh:
         index = 0
-        for lineno, raw in enumerate(fh, start=1):
+        lineno = 0
+        while raw := fh.readline(MAX_LINE_BYTES + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while (rest := fh.readline(_SKIP_CHUNK)) and not rest.endswith(b"\n"):
+                    pass  # the rest of the line, read in bounded pieces and dropped
+                yield Row(
+                    index,
+                    None,
+                    f"line {lineno}",
+                    f"line {lineno} of {path.name} is longer than {MAX_LINE_BYTES} bytes "
+                    "(MAX_LINE_BYTES); no sample is that long. Is this a JSONL file?",
+                )
+                index += 1
+                continue
             if not raw.strip():
                 continue
             yield jsonl_row(index, raw, where=f"line {lineno}", name=path.name)
