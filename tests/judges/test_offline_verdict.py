@@ -170,3 +170,13 @@ def test_content_share_and_windows_follow_the_claims_words() -> None:
     assert window_span(claim.content, premise, width=2) == (1, 3)
     spans = sentence_spans(premise)
     assert [premise.text[a:b] for a, b in spans] == list(premise.sentences)
+
+
+def test_the_lexical_verifier_gives_evidence_too() -> None:
+    judge = OfflineJudge(model=None)
+    verification = judge.verify_sync([ClaimBlock(("The tower is 330 metres tall.",), (PREMISE,))])
+    evidence = verification.meta["evidence"][0][0][0]
+    assert evidence["decided_by"] in ("calibrated", "rule:hard_conflict")
+    [[start, end]] = evidence["spans"]
+    assert "330 metres" in PREMISE[start:end]
+    assert evidence["support"] == verification.meta["support"][0][0][0]

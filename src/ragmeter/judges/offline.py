@@ -103,6 +103,7 @@ from ragmeter.judges.offline_features import (
     prepare_claim,
     prepare_premise,
 )
+from ragmeter.judges.offline_features import numbers as numbers_of
 from ragmeter.judges.offline_nli import (
     ANSWER_WINDOW_SENTENCES,
     NLI_FEATURES,
@@ -112,6 +113,7 @@ from ragmeter.judges.offline_nli import (
 from ragmeter.judges.offline_verdict import (
     MODEL,
     RULE_NO_SHARED,
+    RULE_NUMBER,
     RULE_RESTATES,
     RULE_VERBATIM,
     ModelDecision,
@@ -414,38 +416,54 @@ class OfflineJudge:
         """Verdict matrices for ``blocks`` (claims × premises each), without an event loop."""
         if self.decision is not None:
             supports, evidence = self.decide(blocks)
-            threshold = self.decision.threshold
-            return Verification(
-                matrices=tuple(
-                    tuple(tuple(bool(v >= threshold) for v in row) for row in s) for s in supports
-                ),
-                meta={
-                    "method": "offline",
-                    "judge": self.name,
-                    "cached": False,
-                    "support": tuple(
-                        tuple(tuple(round(float(v), 4) for v in row) for row in s) for s in supports
-                    ),
-                    "evidence": evidence,
-                },
-            )
-        supports, conflicts = self.support(blocks)
-        threshold = self.calibration.threshold
-        matrices = tuple(
-            tuple(tuple(bool(v) for v in row) for row in (s >= threshold) & ~c)
-            for s, c in zip(supports, conflicts, strict=True)
-        )
+            verdicts = [v >= self.decision.threshold for v in supports]
+        else:
+            supports, conflicts = self.support(blocks)
+            threshold = self.calibration.threshold
+            verdicts = [(v >= threshold) & ~c for v, c in zip(supports, conflicts, strict=True)]
+            evidence = self._calibrated_evidence(blocks, supports, conflicts)
+        meta: dict[str, Any] = {
+            "method": "offline",
+            "judge": self.name,
+            "cached": False,
+            "support": tuple(
+                tuple(tuple(round(float(v), 4) for v in row) for row in s) for s in supports
+            ),
+        }
+        meta["evidence"] = evidence
         return Verification(
-            matrices=matrices,
-            meta={
-                "method": "offline",
-                "judge": self.name,
-                "cached": False,
-                "support": tuple(
-                    tuple(tuple(round(float(v), 4) for v in row) for row in s) for s in supports
-                ),
-            },
+            matrices=tuple(tuple(tuple(bool(v) for v in row) for row in m) for m in verdicts),
+            meta=meta,
         )
+
+    def _calibrated_evidence(
+        self,
+        blocks: Sequence[ClaimBlock],
+        supports: Sequence[np.ndarray],
+        conflicts: Sequence[np.ndarray],
+    ) -> tuple[tuple[tuple[dict[str, Any], ...], ...], ...]:
+        """Evidence of the calibrated verifier's cells: its support, "calibrated" (or
+        "rule:hard_conflict" where a conflict vetoed it), and the span of the claim's best
+        two-sentence window of the premise."""
+        premises: dict[str, tuple[PremiseText, list[tuple[int, int]]]] = {}
+        out = []
+        for block, support, conflict in zip(blocks, supports, conflicts, strict=True):
+            rows = []
+            for i, claim in enumerate(block.claims):
+                content = prepare_claim(claim).content
+                cells = []
+                for j, text in enumerate(block.premises):
+                    if text not in premises:
+                        premise = prepare_premise(text)
+                        premises[text] = (premise, sentence_spans(premise))
+                    premise, spans = premises[text]
+                    first, last = window_span(content, premise, width=WINDOW_SENTENCES)
+                    span = [(spans[first][0], spans[last - 1][1])] if last > first else []
+                    decided = "rule:hard_conflict" if conflict[i, j] else "calibrated"
+                    cells.append(evidence_dict(float(support[i, j]), decided, span))
+                rows.append(tuple(cells))
+            out.append(tuple(rows))
+        return tuple(out)
 
     def support(self, blocks: Sequence[ClaimBlock]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Support probabilities and hard-conflict flags, one claims × premises array per block
@@ -474,7 +492,10 @@ class OfflineJudge:
         if decision is None:
             raise ConfigError("decide() needs the trained model (a judge with a decision).")
         supports, evidence, reads = self.read_cells(blocks)
-        for (b, i, j, span), (p_entail, p_contra, share) in reads.items():
+        for (b, i, j, span), (p_entail, p_contra, share, missing) in reads.items():
+            if decision.number_rule and missing:
+                evidence[b][i][j] = evidence_dict(0.0, RULE_NUMBER, [span])
+                continue
             value = decision.support(p_entail, p_contra, share)
             supports[b][i, j] = value
             evidence[b][i][j] = evidence_dict(
@@ -488,11 +509,12 @@ class OfflineJudge:
     ) -> tuple[
         list[np.ndarray],
         list[list[list[dict[str, Any]]]],
-        dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float]],
+        dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float, bool]],
     ]:
         """What :meth:`decide` reads: supports and evidence of the cells a rule settles, and
         for every other cell ``(block, claim, premise, span)`` the model's entailment and
-        contradiction probabilities on its evidence window and the claim's content share."""
+        contradiction probabilities on its evidence window, the claim's content share, and
+        whether a number of the claim is missing from the premise."""
         min_share = self.decision.min_share if self.decision is not None else 0.0
         claims: dict[str, ClaimText] = {}
         premises: dict[str, PremiseText] = {}
@@ -509,8 +531,9 @@ class OfflineJudge:
 
         supports = [np.zeros((len(b.claims), len(b.premises))) for b in blocks]
         evidence: list[list[list[dict[str, Any]]]] = []
-        #: (block, claim, premise, span), the window as the model reads it, the claim, share.
-        asks: list[tuple[tuple[int, int, int, tuple[int, int]], str, str, float]] = []
+        #: (block, claim, premise, span), the window as the model reads it, the claim, share,
+        #: a claim number missing from the premise.
+        asks: list[tuple[tuple[int, int, int, tuple[int, int]], str, str, float, bool]] = []
         for b, block in enumerate(blocks):
             plan = plan_checks(block)
             restated = restated_cells(block, plan, claims)
@@ -546,14 +569,18 @@ class OfflineJudge:
                         if last > first
                         else (offset, offset + len(text))
                     )
-                    asks.append(((b, i, j, span), window, read, share))
-        reads: dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float]] = {}
+                    missing = (
+                        not numbers_of(read if question is None else claim_as) <= premise.numbers
+                    )
+                    asks.append(((b, i, j, span), window, read, share, missing))
+        reads: dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float, bool]] = {}
         if asks:
-            probs = self._model_or_load().probabilities([(w, c) for _, w, c, _ in asks])
+            probs = self._model_or_load().probabilities([(w, c) for _, w, c, _, _ in asks])
             with self._count_lock:  # verify runs in worker threads
                 self.model_pairs += len(asks)
-            for k, (key, _, _, share) in enumerate(asks):
-                reads[key] = (float(probs.entailment[k]), float(probs.contradiction[k]), share)
+            for k, (key, _, _, share, missing) in enumerate(asks):
+                p_e, p_c = float(probs.entailment[k]), float(probs.contradiction[k])
+                reads[key] = (p_e, p_c, share, missing)
         return supports, evidence, reads
 
     def features(self, blocks: Sequence[ClaimBlock]) -> list[np.ndarray]:

@@ -7,7 +7,11 @@ the meaning:
   says nothing beyond that question (no support);
 * ``rule:no_shared_content``: at most :attr:`ModelDecision.min_share` of the claim's content
   words occur in the premise (by default none: not entailed);
-* ``rule:verbatim``: the premise holds the claim word for word (entailed).
+* ``rule:verbatim``: the premise holds the claim word for word (entailed);
+* ``rule:number_missing`` (only with :attr:`ModelDecision.number_rule`): a number of the claim
+  (digits or a number word) is not in the premise (not entailed). Off by default: measured
+  across sources by ``bench/meta/fit_model_decision.py`` (it also rejects conversions and
+  rounding: "about 62 miles" for "100 km").
 
 Every other cell is read by the entailment model (:mod:`ragmeter.models.claim_verifier`)
 against the claim's evidence window (the consecutive premise sentences that hold most of its
@@ -32,6 +36,7 @@ from ragmeter.judges.offline_features import ClaimText, PremiseText
 __all__ = [
     "MODEL",
     "RULE_NO_SHARED",
+    "RULE_NUMBER",
     "RULE_RESTATES",
     "RULE_VERBATIM",
     "ModelDecision",
@@ -46,6 +51,7 @@ MODEL = "model"
 RULE_NO_SHARED = "rule:no_shared_content"
 RULE_VERBATIM = "rule:verbatim"
 RULE_RESTATES = "rule:restates_question"
+RULE_NUMBER = "rule:number_missing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +72,8 @@ class ModelDecision:
     #: A cell with at most this share of the claim's content words in the premise is not
     #: entailed without asking the model.
     min_share: float = 0.0
+    #: Whether a claim number missing from the premise makes the cell not entailed.
+    number_rule: bool = False
     data: str = ""
 
     def __post_init__(self) -> None:
@@ -105,6 +113,7 @@ class ModelDecision:
             "threshold": self.threshold,
             "uncertain_band": list(self.band),
             "min_share": self.min_share,
+            "number_rule": self.number_rule,
             "data": self.data,
         }
 
