@@ -9,6 +9,8 @@ the first row.
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
 import math
 import re
@@ -50,6 +52,55 @@ class Row:
     problem: str | None = None
 
 
+class ReadHash:
+    """The sha256 of the bytes a reader took from its file, known once it read to the end.
+
+    A file that grows while it is read is hashed as read: the hash matches the rows.
+    """
+
+    __slots__ = ("_digest", "_done")
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+        self._done = False
+
+    def update(self, data: bytes) -> None:
+        self._digest.update(data)
+
+    def finish(self) -> None:
+        self._done = True
+
+    def hexdigest(self) -> str | None:
+        """The digest of every byte read, or None before the reader reached the end."""
+        return self._digest.hexdigest() if self._done else None
+
+
+class _HashingFile(io.RawIOBase):
+    """A binary file whose bytes go through ``seen`` as they are read (once each)."""
+
+    def __init__(self, raw: Any, seen: ReadHash) -> None:
+        self._raw = raw
+        self._seen = seen
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self._raw.readinto(buffer)
+        if n:
+            self._seen.update(bytes(memoryview(buffer)[:n]))
+        return n or 0
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def _hashed_open(path: Path, seen: ReadHash) -> io.BufferedReader:
+    """``path`` opened for reading in binary, its bytes hashed into ``seen`` as read."""
+    return io.BufferedReader(_HashingFile(path.open("rb", buffering=0), seen))
+
+
 @dataclass(slots=True)
 class RowSource:
     """A stream of rows plus what is known up front about the columns and size."""
@@ -58,6 +109,8 @@ class RowSource:
     columns: list[str]
     total: int | None
     name: str
+    #: The hash of the file's bytes as the rows were read (text files), else None.
+    read_hash: ReadHash | None = None
 
     def __iter__(self) -> Iterator[Row]:
         return self.rows
@@ -196,10 +249,11 @@ def _open_path(path: Path, peek: int) -> RowSource:
             f"Supported: {', '.join(sorted(SUFFIXES))}."
         )
     try:
+        seen = ReadHash()
         if fmt == "jsonl":
             _check_utf8_start(path)
-            return _peeked(
-                _jsonl_rows(path),
+            source = _peeked(
+                _jsonl_rows(path, seen),
                 peek,
                 str(path),
                 _count_rows(path, _count_jsonl),
@@ -208,17 +262,20 @@ def _open_path(path: Path, peek: int) -> RowSource:
                     "a JSONL file holds one JSON object per sample, one per line."
                 ),
             )
-        if fmt == "json":
-            return _json_rows(path)
-        if fmt == "csv":
-            return _peeked(
-                _csv_rows(path),
+        elif fmt == "json":
+            source = _json_rows(path, seen)
+        elif fmt == "csv":
+            source = _peeked(
+                _csv_rows(path, seen),
                 peek,
                 str(path),
                 _count_rows(path, _count_csv),
                 empty=lambda: _empty_csv_message(path),
             )
-        return _nonempty(_parquet_rows(path), f"The file {path} has no rows.")
+        else:
+            return _nonempty(_parquet_rows(path), f"The file {path} has no rows.")
+        source.read_hash = seen
+        return source
     except OSError as exc:
         raise DataError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from None
 
@@ -277,8 +334,8 @@ def _count_csv(path: Path) -> int:
         return max(sum(1 for record in csv.reader(fh) if record) - 1, 0)
 
 
-def _jsonl_rows(path: Path) -> Iterator[Row]:
-    with path.open("rb") as fh:
+def _jsonl_rows(path: Path, seen: ReadHash | None = None) -> Iterator[Row]:
+    with path.open("rb") if seen is None else _hashed_open(path, seen) as fh:
         index = 0
         lineno = 0
         while raw := fh.readline(MAX_LINE_BYTES + 1):
@@ -299,6 +356,8 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
                 continue
             yield jsonl_row(index, raw, where=f"line {lineno}", name=path.name)
             index += 1
+    if seen is not None:
+        seen.finish()
 
 
 def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
@@ -326,8 +385,11 @@ def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
     )
 
 
-def _json_rows(path: Path) -> RowSource:
+def _json_rows(path: Path, seen: ReadHash | None = None) -> RowSource:
     raw = path.read_bytes()
+    if seen is not None:
+        seen.update(raw)
+        seen.finish()
     if not raw.strip():
         raise DataError(
             f"The file {path} has no rows. It is empty; a .json file holds a list of objects, "
@@ -469,9 +531,10 @@ def csv_cell(value: str | None) -> Any:
     return value
 
 
-def _csv_rows(path: Path) -> Iterator[Row]:
+def _csv_rows(path: Path, seen: ReadHash | None = None) -> Iterator[Row]:
     csv.field_size_limit(1 << 30)
-    with path.open(newline="", encoding="utf-8-sig") as fh:
+    binary = path.open("rb") if seen is None else _hashed_open(path, seen)
+    with io.TextIOWrapper(binary, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         try:
             for index, record in enumerate(reader):
@@ -487,6 +550,8 @@ def _csv_rows(path: Path) -> Iterator[Row]:
                     yield Row(index, None, where, f"{where} of {path.name} {_TOO_DEEP}")
                     continue
                 yield _shallow_row(index, data, where, f"{where} of {path.name}")
+            if seen is not None:
+                seen.finish()
         except UnicodeDecodeError as exc:
             # Decoding runs ahead by blocks, so the line is only known roughly: name the byte.
             where = f"after line {reader.line_num}" if reader.line_num else "near the start"

@@ -293,6 +293,15 @@ class Runner:
         for row in self.source:
             self.input_rows += 1
             yield row
+        self._hashed_as_read()
+
+    def _hashed_as_read(self) -> None:
+        """Once the input is read to its end, its fingerprint is the hash of the bytes read
+        (a file that grew after it was hashed: the record pairs the hash with the rows)."""
+        read = self.source.read_hash.hexdigest() if self.source.read_hash else None
+        fingerprint = self.fingerprint
+        if read is not None and fingerprint is not None and fingerprint.get("source") == "file":
+            self.fingerprint = {**fingerprint, "sha256": read}
 
     def start_record(self) -> dict[str, Any]:
         """The run record written with the first row: which input, which metrics, the
