@@ -11,14 +11,18 @@
     ├── JudgeError             a judge could not be reached or configured
     │   ├── JudgeReplyError    a judge reply failed validation after the retry
     │   └── JudgeUnavailableError  the judge refuses or cannot be reached: the run stops
+    │                          (also an UnavailableError)
+    ├── UnavailableError       what every row needs is gone: the run stops, rows kept
+    │   └── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
     ├── ModelUnavailableError  a local model is not installed or not found on disk
     ├── MissingExtraError      an optional dependency is not installed (also an ImportError)
     └── CacheError             the cache file is corrupt or locked
 
 Row-level problems are never raised out of a run: they become ``Failure`` records, each with
-a cause (:func:`failure_cause`). Only :class:`JudgeUnavailableError` (a refused key, an unknown
-model or route, an endpoint that no longer accepts connections) stops a run: every later row
-would fail the same way.
+a cause (:func:`failure_cause`). Only an :class:`UnavailableError` stops a run: a
+:class:`JudgeUnavailableError` (a refused key, an unknown model or route, an endpoint that no
+longer accepts connections or keeps not answering) or a :class:`ModelCacheError` (a model cache
+dir that cannot be written): every later row would fail the same way.
 """
 
 from __future__ import annotations
@@ -101,6 +105,15 @@ def cap_text(text: str, limit: int = MAX_ERROR_TEXT) -> str:
     return text[: max(limit - len(note), 0)] + note
 
 
+class UnavailableError(RagmeterError):
+    """What every row needs is unavailable (the judge, an endpoint, the model cache dir): the
+    run stops; the rows scored before are kept, the rows it caught are left for ``--resume``."""
+
+
+class ModelCacheError(UnavailableError):
+    """The model cache dir cannot be written; the message names it and ``RAGMETER_CACHE_DIR``."""
+
+
 class JudgeError(RagmeterError):
     """A judge is unreachable, misconfigured, or refused a request. Its message is cut to
     :data:`MAX_ERROR_TEXT` characters (an endpoint's error body can be megabytes)."""
@@ -113,7 +126,7 @@ class JudgeReplyError(JudgeError):
     """A judge reply did not validate against its schema or its input."""
 
 
-class JudgeUnavailableError(JudgeError):
+class JudgeUnavailableError(JudgeError, UnavailableError):
     """The judge refused (HTTP 401, 403, 404) or cannot be reached any more; the run stops."""
 
 
@@ -171,6 +184,9 @@ def failure_cause(exc: BaseException) -> FailureCause:
     """
     if isinstance(exc, JudgeReplyError):
         return "judge"
-    if isinstance(exc, JudgeError) or type(exc).__module__.split(".")[0] in _CLIENT_LIBRARIES:
+    if (
+        isinstance(exc, JudgeError | UnavailableError)
+        or type(exc).__module__.split(".")[0] in _CLIENT_LIBRARIES
+    ):
         return "infrastructure"
     return "row"

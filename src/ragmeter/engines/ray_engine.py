@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, JudgeUnavailableError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, UnavailableError
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.paths import ReplacingWriter
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
@@ -319,8 +319,8 @@ def run_ray(
             data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars = saved
     except Exception as exc:
         cause = _ragmeter_cause(exc)
-        if isinstance(cause, JudgeUnavailableError):
-            raise JudgeUnavailableError(stopped_message(cause, state.n_rows, out)) from None
+        if isinstance(cause, UnavailableError):
+            raise type(cause)(stopped_message(cause, state.n_rows, out)) from None
         if cause is not None:
             raise cause from exc
         raise

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from ragmeter.errors import JudgeUnavailableError, RagmeterError, cap_text, failure_cause
+from ragmeter.errors import RagmeterError, UnavailableError, cap_text, failure_cause
 from ragmeter.judges.base import AnalyzeRequest, Judge, Want
 from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome, RunContext
@@ -19,15 +19,15 @@ from ragmeter.types import Failure, Sample
 log = logging.getLogger(__name__)
 
 #: Where the run collects the judges' stops (see :func:`noting_stops`); None: raise them.
-_STOPS: ContextVar[list[JudgeUnavailableError] | None] = ContextVar("ragmeter_stops", default=None)
+_STOPS: ContextVar[list[UnavailableError] | None] = ContextVar("ragmeter_stops", default=None)
 
 
 @contextlib.contextmanager
-def noting_stops() -> Iterator[list[JudgeUnavailableError]]:
-    """Collect the :class:`JudgeUnavailableError` of rows scored inside (tasks started inside
+def noting_stops() -> Iterator[list[UnavailableError]]:
+    """Collect the :class:`UnavailableError` of rows scored inside (tasks started inside
     included) instead of raising it: each such row fails with the cause ``infrastructure``,
     and the rows scored before the stop keep their scores. The caller stops the run."""
-    stops: list[JudgeUnavailableError] = []
+    stops: list[UnavailableError] = []
     token = _STOPS.set(stops)
     try:
         yield stops
@@ -35,7 +35,7 @@ def noting_stops() -> Iterator[list[JudgeUnavailableError]]:
         _STOPS.reset(token)
 
 
-def note_stop(exc: JudgeUnavailableError) -> None:
+def note_stop(exc: UnavailableError) -> None:
     """Hand ``exc`` to the collector of :func:`noting_stops`, or raise it when there is none."""
     stops = _STOPS.get()
     if stops is None:
@@ -95,7 +95,7 @@ async def score_all(
             out = await one(sample, metrics)
         except asyncio.CancelledError:
             raise
-        except JudgeUnavailableError as exc:
+        except UnavailableError as exc:
             note_stop(exc)  # raises it unless the run collects stops
             out = failed_outcomes(metrics, exc)
         except Exception as exc:

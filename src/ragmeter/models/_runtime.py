@@ -9,13 +9,14 @@ import hashlib
 import importlib.abc
 import os
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
-from ragmeter.errors import ModelUnavailableError, not_installed
+from ragmeter.errors import ModelCacheError, ModelUnavailableError, not_installed
 
 __all__ = [
     "cache_dir",
@@ -27,6 +28,7 @@ __all__ = [
     "import_spacy",
     "require_torch_stack",
     "sha256_of",
+    "staging_beside",
     "torch_setup",
 ]
 
@@ -61,6 +63,26 @@ def cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("ragmeter"))
+
+
+def staging_beside(target: Path) -> Path:
+    """A fresh, empty folder beside ``target`` (its parents made first), where a model is
+    written before it is moved into place.
+
+    A folder that cannot be made (a read-only file system, no permission, a file in the way)
+    fails every row alike: :class:`~ragmeter.errors.ModelCacheError` stops the run, naming the
+    folder and how to choose another, instead of failing each row as bad data.
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    except OSError as exc:
+        raise ModelCacheError(
+            f"Cannot write the model folder {target.parent} ({exc.strerror or exc}). Models "
+            f"are converted once into ragmeter's cache dir, now {cache_dir()}; set "
+            "RAGMETER_CACHE_DIR to a writable folder, e.g. "
+            "export RAGMETER_CACHE_DIR=/tmp/ragmeter-cache."
+        ) from None
 
 
 def disable_telemetry() -> None:

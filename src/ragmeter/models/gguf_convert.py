@@ -13,7 +13,6 @@ import importlib.util
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -21,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.models._runtime import cache_dir
+from ragmeter.models._runtime import cache_dir, staging_beside
 from ragmeter.models.gguf_onnx import CONVERTER_VERSION
 
 __all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
@@ -72,8 +71,7 @@ def convert_gguf(
     from ragmeter.models.gguf_reader import read_gguf
     from ragmeter.models.gguf_tokenizer import build_tokenizer
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    staging = staging_beside(target)
     try:
         started = time.perf_counter()
         with open_gguf(staging) as path:

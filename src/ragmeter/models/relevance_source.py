@@ -30,7 +30,13 @@ from pathlib import Path
 from typing import Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import cache_dir, in_hf_cache, require_torch_stack, sha256_of
+from ragmeter.models._runtime import (
+    cache_dir,
+    in_hf_cache,
+    require_torch_stack,
+    sha256_of,
+    staging_beside,
+)
 from ragmeter.models.packaged_gguf import PACKAGED, PackagedGGUF
 
 __all__ = [
@@ -232,8 +238,7 @@ def convert_for_transformers(source: ModelSource) -> str:
         target = _torch_folder(packaged)
     else:
         target = Path(tempfile.mkdtemp(prefix="ragmeter-gguf-")) / "model"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    staging = staging_beside(target)
     try:
         with source.open_gguf()(staging) as gguf:
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

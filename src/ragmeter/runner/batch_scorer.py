@@ -11,7 +11,7 @@ from operator import attrgetter
 from typing import Any
 
 from ragmeter.errors import (
-    JudgeUnavailableError,
+    UnavailableError,
     cap_text,
     failure_cause,
 )
@@ -33,16 +33,17 @@ log = logging.getLogger("ragmeter")
 class BatchScorer:
     """Scores a batch of rows with a plan's families: the unit of work of every engine.
 
-    A judge that stops (:class:`JudgeUnavailableError`) does not end a batch: the rows it
-    caught fail with the cause ``infrastructure``, the others keep their scores, and
-    :attr:`stopped` holds the first stop; the engine writes what was scored and stops."""
+    A judge, an endpoint or a model cache that stops (:class:`UnavailableError`) does not end
+    a batch: the rows it caught fail with the cause ``infrastructure``, the others keep their
+    scores, and :attr:`stopped` holds the first stop; the engine writes what was scored and
+    stops."""
 
     def __init__(self, plan: Plan, cmap: ColumnMap, ctx: RunContext) -> None:
         self.plan = plan
         self.cmap = cmap
         self.ctx = ctx
         #: The first stop of the judge (or a model's endpoint) met in any batch, or None.
-        self.stopped: JudgeUnavailableError | None = None
+        self.stopped: UnavailableError | None = None
 
     async def score(
         self,
@@ -159,7 +160,7 @@ class BatchScorer:
         try:
             outcomes = await fam.score_batch(samples, names)
             outcomes = self._checked(names, _aligned(outcomes, len(samples)))
-        except JudgeUnavailableError as exc:
+        except UnavailableError as exc:
             note_stop(exc)  # every row would fail the same way: the run stops
             return items, names, [_all_failed(names, exc) for _ in items]
         except Exception as exc:
@@ -171,7 +172,7 @@ class BatchScorer:
                 try:
                     one = await fam.score_batch([sample], names)
                     outcomes.append(self._checked(names, _aligned(one, 1))[0])
-                except JudgeUnavailableError as stop:
+                except UnavailableError as stop:
                     note_stop(stop)
                     outcomes.append(_all_failed(names, stop))
                 except Exception as exc_one:

@@ -23,7 +23,7 @@ from typing import IO, Any, TypeVar
 from ragmeter._version import __version__
 from ragmeter.errors import (
     ConfigError,
-    JudgeUnavailableError,
+    UnavailableError,
 )
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.fingerprint import input_fingerprint
@@ -111,8 +111,8 @@ async def aevaluate(
                     resume=resume,
                     progress=progress,
                 )
-            except JudgeUnavailableError as exc:
-                raise JudgeUnavailableError(stopped_message(exc, runner.n_rows, out)) from None
+            except UnavailableError as exc:
+                raise type(exc)(stopped_message(exc, runner.n_rows, out)) from None
             result = runner.result(started, data_name=source.name)
             result.source = (data, cmap)
         finally:
@@ -161,12 +161,12 @@ def stream_of(out: Any) -> IO[str] | None:
     return out
 
 
-def stopped_message(exc: JudgeUnavailableError, n_rows: int, out: str | Path | None) -> str:
+def stopped_message(exc: UnavailableError, n_rows: int, out: str | Path | None) -> str:
     """Why a run stopped, and what of it was kept."""
     if out is None:
         return f"{exc} The run stopped. Pass out=PATH to keep the rows scored before a stop."
     return (
-        f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the judge, then rerun "
+        f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the cause, then rerun "
         "with --resume to score the rest."
     )
 
