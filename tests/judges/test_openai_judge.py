@@ -11,9 +11,9 @@ import pytest
 
 from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
+from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
 from ragmeter.judges.openai_judge import OpenAIJudge
-from ragmeter.judges.retry import RetryPolicy
 from ragmeter.testing.server import TestServer
 from ragmeter.types import Usage
 

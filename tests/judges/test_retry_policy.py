@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ragmeter.judges.retry import RetryPolicy, parse_retry_after
+from ragmeter.io.retry import RetryPolicy, parse_retry_after
 
 
 def rng() -> random.Random:

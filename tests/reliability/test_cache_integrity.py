@@ -20,8 +20,8 @@ import pytest
 
 import ragmeter
 from ragmeter.cache import JudgeCache, _checksum
+from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.openai_judge import OpenAIJudge
-from ragmeter.judges.retry import RetryPolicy
 from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import TestServer
 

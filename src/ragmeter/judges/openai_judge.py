@@ -13,8 +13,10 @@ back once with the problem stated; a second bad reply raises :class:`JudgeReplyE
 a reply past a cap, at once and uncached: more than ``max_reply_bytes`` (the body is read up to
 the cap, never further), or more than ``max_claims`` claims in one answer.
 
-``timeout`` is a deadline for each whole request (connect, send, every byte of the reply).
-Retries (see :mod:`ragmeter.judges.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
+``timeout`` is a deadline for each whole request (connect, send, every byte of the reply); at
+most :data:`~ragmeter.io.http.MAX_ERROR_BODY` bytes of an error body are read (the HTTP
+plumbing is :mod:`ragmeter.io.http`'s, shared with the embedder's client).
+Retries (see :mod:`ragmeter.io.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
 dropped connections back off exponentially with jitter; other 4xx fail at once. A judge that
 refuses (401, 403, 404) or whose endpoint stops accepting connections raises
 :class:`JudgeUnavailableError`, and so does every later request of this judge: the run stops
@@ -40,6 +42,12 @@ from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
+from ragmeter.io.http import (
+    BodyTooLarge,
+    no_reply_kind,
+    openai_http_client,
+    post_json,
+)
 from ragmeter.io.redact import (
     redact,
     redact_url,
@@ -47,9 +55,9 @@ from ragmeter.io.redact import (
     strip_credentials,
     url_secrets,
 )
+from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
-from ragmeter.judges.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.prompts import Prompt, load_prompt
 from ragmeter.types import Usage
 
@@ -67,10 +75,6 @@ _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 MAX_REPLY_TOKENS = 100_000_000
 #: Answers that no retry and no other row can change: the key, the access, the model or route.
 _REFUSALS = (401, 403, 404)
-try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed
-    from openai._constants import RAW_RESPONSE_HEADER as _RAW_RESPONSE_HEADER
-except ImportError:  # pragma: no cover - an SDK that moved it
-    _RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -185,6 +189,7 @@ class OpenAIJudge:
                 default_query=dict(parse_qsl(query, keep_blank_values=True)) or None,
                 timeout=self.timeout,
                 max_retries=0,
+                http_client=openai_http_client(),
             )
         return self._semaphore, self._client
 
@@ -281,13 +286,22 @@ class OpenAIJudge:
                     sent_mode = self._mode
                     body = self._body(messages, name, schema)
                     self.usage.calls += 1
-                    # The SDK's custom-request route: the body is plain JSON already, so the
-                    # typed-parameter transform (milliseconds per call) is skipped.
                     # ``timeout`` bounds the whole call, not each read: a server that drips a
                     # byte at a time cannot hold it longer.
-                    response = await asyncio.wait_for(
-                        self._post(client, body), timeout=self.timeout
+                    response = await post_json(
+                        client,
+                        "/chat/completions",
+                        body,
+                        max_bytes=self.max_reply_bytes,
+                        timeout=self.timeout,
                     )
+            except BodyTooLarge:
+                self.usage.failures += 1
+                raise JudgeReplyError(
+                    f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
+                    "bytes (the max_reply_bytes cap, --max-reply-bytes); the row fails and "
+                    "nothing is cached. Raise the cap to accept longer replies."
+                ) from None
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 problem = _error_message(exc)
@@ -304,11 +318,12 @@ class OpenAIJudge:
                     continue
                 kind = "status"
                 retry_after = parse_retry_after(exc.response.headers)
-            except (openai.APITimeoutError, TimeoutError):
-                kind, problem = "timeout", f"no reply within {self.timeout:g} s"
-            except openai.APIConnectionError as exc:
-                kind = "connect" if _never_connected(exc) else "connection"
-                problem = f"connection failed ({exc.__cause__ or exc})"
+            except (openai.APIConnectionError, TimeoutError) as exc:  # no reply at all
+                kind = no_reply_kind(exc) or "connection"
+                if kind == "timeout":
+                    problem = f"no reply within {self.timeout:g} s"
+                else:
+                    problem = f"connection failed ({exc.__cause__ or exc})"
             else:
                 self._record_tokens(response)
                 return _reply_text(response)
@@ -348,40 +363,6 @@ class OpenAIJudge:
             self.usage.retries += 1
             log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retries, delay)
             await asyncio.sleep(delay)
-
-    async def _post(self, client: Any, body: dict[str, Any]) -> Any:
-        """POST a chat completion and read its body up to ``max_reply_bytes``.
-
-        The SDK's custom-request route: the body is plain JSON already, so the typed-parameter
-        transform (milliseconds per call) is skipped; the reply is streamed so that reading
-        stops at the cap (a server cannot fill memory, the cache or the results).
-        """
-        reply = await client.post(
-            "/chat/completions",
-            cast_to=object,
-            body=body,
-            options={"headers": {_RAW_RESPONSE_HEADER: "stream"}},
-        )
-        if not hasattr(reply, "iter_bytes"):  # an SDK that read and parsed the body itself
-            return reply
-        size, chunks = 0, []
-        try:
-            async for chunk in reply.iter_bytes():
-                size += len(chunk)
-                if size > self.max_reply_bytes:
-                    self.usage.failures += 1
-                    raise JudgeReplyError(
-                        f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
-                        "bytes (the max_reply_bytes cap, --max-reply-bytes); the row fails and "
-                        "nothing is cached. Raise the cap to accept longer replies."
-                    )
-                chunks.append(chunk)
-        finally:
-            await reply.close()
-        try:
-            return json.loads(b"".join(chunks))
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-            return None  # no reply text: the schema check asks again
 
     def _capped(self, analysis: Analysis) -> Analysis:
         """``analysis``, or ``JudgeReplyError`` when an answer has more than ``max_claims``
@@ -561,23 +542,6 @@ class OpenAIJudge:
         if client is not None:
             with contextlib.suppress(RuntimeError):  # the loop that owned it is gone
                 await client.close()
-
-
-def _never_connected(exc: BaseException) -> bool:
-    """Whether a connection error is one where no connection could be opened (refused, no
-    route, no such host), not one that broke during a request (a dropped reply).
-
-    Read from the chain of causes by class name: the SDK's HTTP library varies by version
-    (``httpx``, ``httpx2``, ``httpcore`` below them), and each calls this ``ConnectError``.
-    """
-    seen: set[int] = set()
-    current: BaseException | None = exc.__cause__ or exc.__context__
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if type(current).__name__ == "ConnectError" or isinstance(current, ConnectionRefusedError):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def _count(value: Any) -> int:

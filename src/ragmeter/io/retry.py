@@ -1,4 +1,5 @@
-"""When to retry a judge request and how long to wait: pure functions, no I/O.
+"""When to retry a request to an HTTP endpoint (the judge's, the embedder's) and how long to wait:
+pure functions, no I/O.
 
 - 429: wait what ``Retry-After`` says, clamped into ``[min_retry_after, max_retry_after]``; a
   value that is not a number of seconds >= 0 (NaN, negative, garbage) is ignored: back off.

@@ -1,0 +1,153 @@
+"""What every OpenAI-compatible HTTP client of a run shares (the judge's and the embedder's):
+one way to build the client, one cap on what is read of a body, one deadline.
+
+- :func:`openai_http_client`: the SDK's HTTP client with a response hook that reads at most
+  :data:`MAX_ERROR_BODY` bytes of an error body (status >= 400) and raises the SDK's status
+  error with that much; the SDK would read the whole body first (a 50 MB error body cost
+  760 MB).
+- :func:`post_json`: one POST whose reply is streamed and read up to a cap (then
+  :class:`BodyTooLarge`), within a deadline for the whole request (connect, send, every byte
+  of the reply): a server that drips a byte at a time cannot hold it longer.
+- :func:`no_reply_kind`: whether an exception means no reply came at all (a timeout, a
+  connection that could not be opened or that broke), and which.
+
+Retries and their waits are :mod:`ragmeter.io.retry`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from ragmeter.io.retry import FailureKind
+
+__all__ = [
+    "MAX_ERROR_BODY",
+    "BodyTooLarge",
+    "no_reply_kind",
+    "openai_http_client",
+    "post_json",
+]
+
+#: The most bytes of an error body (status >= 400) read: enough for any error message.
+MAX_ERROR_BODY = 64 * 1024
+
+try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed
+    from openai._constants import RAW_RESPONSE_HEADER as _RAW_RESPONSE_HEADER
+except ImportError:  # pragma: no cover - an SDK that moved it, or none
+    _RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
+
+
+class BodyTooLarge(Exception):
+    """A reply's body went past its cap; reading stopped there."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(f"the reply is longer than {cap} bytes")
+        self.cap = cap
+
+
+def openai_http_client(*, max_error_bytes: int = MAX_ERROR_BODY) -> Any:
+    """The openai SDK's async HTTP client (its defaults) whose error bodies are read up to
+    ``max_error_bytes``: the SDK's status error is raised with what was read (cut, saying so).
+
+    Made in the event loop that uses it (one per loop, as the SDK's own client is).
+    """
+    import openai
+
+    async def capped_error(response: Any) -> None:
+        if response.status_code < 400:
+            return
+        kept = bytearray()
+        complete = True
+        try:
+            async for chunk in response.aiter_bytes():
+                kept += chunk
+                if len(kept) > max_error_bytes:
+                    complete = False
+                    break
+        finally:
+            await response.aclose()
+        text = bytes(kept[:max_error_bytes]).decode("utf-8", "replace").strip()
+        body: Any = text
+        if complete:
+            with contextlib.suppress(ValueError):
+                body = json.loads(text)
+        else:
+            text = body = f"{text}... [cut: more than {max_error_bytes} bytes]"
+        message = f"Error code: {response.status_code}"
+        inner = body.get("error", body) if isinstance(body, dict) else None
+        detail = inner.get("message") if isinstance(inner, dict) else text
+        if isinstance(detail, str) and detail:
+            message += f" - {detail}"
+        raise openai.APIStatusError(message, response=response, body=body)
+
+    return openai.DefaultAsyncHttpxClient(event_hooks={"response": [capped_error]})
+
+
+async def post_json(
+    client: Any, path: str, body: dict[str, Any], *, max_bytes: int, timeout: float
+) -> Any:
+    """POST ``body`` (plain JSON) to ``path`` of an openai SDK client; the reply's JSON, or
+    None when it is not JSON (or nests past the parser's depth).
+
+    The reply is streamed and read up to ``max_bytes`` (else :class:`BodyTooLarge`), all of
+    it within ``timeout`` seconds (else :class:`TimeoutError`). The SDK's custom-request
+    route: the body is not run through the typed-parameter transform (milliseconds a call).
+    """
+    return await asyncio.wait_for(_post(client, path, body, max_bytes), timeout=timeout)
+
+
+async def _post(client: Any, path: str, body: dict[str, Any], max_bytes: int) -> Any:
+    reply = await client.post(
+        path,
+        cast_to=object,
+        body=body,
+        options={"headers": {_RAW_RESPONSE_HEADER: "stream"}},
+    )
+    if not hasattr(reply, "iter_bytes"):  # an SDK that read and parsed the body itself
+        return reply
+    size, chunks = 0, []
+    try:
+        async for chunk in reply.iter_bytes():
+            size += len(chunk)
+            if size > max_bytes:
+                raise BodyTooLarge(max_bytes)
+            chunks.append(chunk)
+    finally:
+        await reply.close()
+    try:
+        return json.loads(b"".join(chunks))
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        return None
+
+
+def no_reply_kind(exc: BaseException) -> FailureKind | None:
+    """``"timeout"``, ``"connect"`` (no connection could be opened: refused, no route, no
+    such host) or ``"connection"`` (one broke during the request) when ``exc`` means no reply
+    came at all; None for anything else (a reply with an error status, say)."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError | TimeoutError):
+        return "timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return "connect" if _never_connected(exc) else "connection"
+    return None
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """Whether a connection error is one where no connection could be opened, not one that
+    broke during a request (a dropped reply).
+
+    Read from the chain of causes by class name: the SDK's HTTP library varies by version
+    (``httpx``, ``httpx2``, ``httpcore`` below them), and each calls this ``ConnectError``.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "ConnectError" or isinstance(current, ConnectionRefusedError):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
