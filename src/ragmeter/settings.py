@@ -64,6 +64,9 @@ class Settings:
     #: (or one reference answer). A row past a cap fails with the reason; nothing is cached.
     max_reply_bytes: int = 1_000_000
     max_claims: int = 1000
+    #: Requests in a row that get no reply at all (timeouts, dropped connections; across rows)
+    #: after which the judge's or the embedder's client stops the run (0: never).
+    max_no_reply: int = 10
     price_in: float | None = None
     price_out: float | None = None
     batch_size: int = 256
@@ -85,6 +88,13 @@ class Settings:
         for name in ("max_reply_bytes", "max_claims"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(self, name)}.")
+        if isinstance(self.max_no_reply, bool) or not (
+            isinstance(self.max_no_reply, int) and self.max_no_reply >= 0
+        ):
+            raise ConfigError(
+                "The 'max_no_reply' setting must be an integer >= 0 (0: never stop). "
+                f"Got {self.max_no_reply!r}."
+            )
         for name in ("price_in", "price_out"):
             price = getattr(self, name)
             if price is not None and not (math.isfinite(price) and price >= 0):

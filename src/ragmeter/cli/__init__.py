@@ -249,6 +249,14 @@ def evaluate(
             metavar="N", help="Most claims a judge may find in one answer; a row past it fails."
         ),
     ] = 1000,
+    max_no_reply: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Stop the run after N requests in a row got no reply at all (timeouts, dropped "
+            "connections), from the judge or the embedder; 0: never.",
+        ),
+    ] = 10,
     cache: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Judge cache file (SQLite).")
     ] = None,
@@ -371,6 +379,7 @@ def evaluate(
                 judge_id=judge_id,
                 max_reply_bytes=max_reply_bytes,
                 max_claims=max_claims,
+                max_no_reply=max_no_reply,
                 cache_path=str(cache) if cache else None,
                 use_cache=not no_cache,
                 price_in=price_in,

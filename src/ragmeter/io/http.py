@@ -1,5 +1,5 @@
 """What every OpenAI-compatible HTTP client of a run shares (the judge's and the embedder's):
-one way to build the client, one cap on what is read of a body, one deadline.
+one way to build the client, one cap on what is read of a body, one deadline, one breaker.
 
 - :func:`openai_http_client`: the SDK's HTTP client with a response hook that reads at most
   :data:`MAX_ERROR_BODY` bytes of an error body (status >= 400) and raises the SDK's status
@@ -10,6 +10,8 @@ one way to build the client, one cap on what is read of a body, one deadline.
   of the reply): a server that drips a byte at a time cannot hold it longer.
 - :func:`no_reply_kind`: whether an exception means no reply came at all (a timeout, a
   connection that could not be opened or that broke), and which.
+- :class:`Breaker`: counts requests in a row that got no reply at all, across rows; at its
+  limit the client stops the run instead of trying every remaining row.
 
 Retries and their waits are :mod:`ragmeter.io.retry`'s.
 """
@@ -19,13 +21,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 from typing import Any
 
 from ragmeter.io.retry import FailureKind
 
 __all__ = [
+    "DEFAULT_MAX_NO_REPLY",
     "MAX_ERROR_BODY",
     "BodyTooLarge",
+    "Breaker",
     "no_reply_kind",
     "openai_http_client",
     "post_json",
@@ -33,6 +38,9 @@ __all__ = [
 
 #: The most bytes of an error body (status >= 400) read: enough for any error message.
 MAX_ERROR_BODY = 64 * 1024
+#: Requests in a row with no reply at all (timeouts, connections refused or dropped) after
+#: which a client stops the run (``max_no_reply``, ``--max-no-reply``).
+DEFAULT_MAX_NO_REPLY = 10
 
 try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed
     from openai._constants import RAW_RESPONSE_HEADER as _RAW_RESPONSE_HEADER
@@ -151,3 +159,33 @@ def _never_connected(exc: BaseException) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+class Breaker:
+    """Requests in a row that got no reply at all, across rows and retries.
+
+    Any reply (an error status too) resets the count; :meth:`no_reply` says when it reached
+    ``limit`` (0: never), and the client then stops the run: an endpoint that accepts
+    connections and never answers (or drops them) would otherwise cost every row its timeouts
+    and retries. A connection that cannot be opened at all is not counted: the retry policy's
+    ``max_connect_retries`` stops the run sooner for it.
+    Thread-safe (the embedder calls from worker threads).
+    """
+
+    def __init__(self, limit: int = DEFAULT_MAX_NO_REPLY) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"max_no_reply must be an integer >= 0. Got {limit!r}.")
+        self.limit = limit
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def reply(self) -> None:
+        """A reply came (any status): the endpoint answers."""
+        with self._lock:
+            self.count = 0
+
+    def no_reply(self) -> bool:
+        """A request got no reply; whether that makes ``limit`` in a row."""
+        with self._lock:
+            self.count += 1
+            return self.limit > 0 and self.count >= self.limit

@@ -130,6 +130,7 @@ def _judge(spec: Any, settings: Settings, usage: Usage) -> Judge:
             judge_id=settings.judge_id,
             max_reply_bytes=settings.max_reply_bytes,
             max_claims=settings.max_claims,
+            max_no_reply=settings.max_no_reply,
         )
         return judge
     raise ConfigError(

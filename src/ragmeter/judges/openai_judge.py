@@ -18,7 +18,8 @@ most :data:`~ragmeter.io.http.MAX_ERROR_BODY` bytes of an error body are read (t
 plumbing is :mod:`ragmeter.io.http`'s, shared with the embedder's client).
 Retries (see :mod:`ragmeter.io.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
 dropped connections back off exponentially with jitter; other 4xx fail at once. A judge that
-refuses (401, 403, 404) or whose endpoint stops accepting connections raises
+refuses (401, 403, 404), whose endpoint stops accepting connections, or that gave no reply at
+all to ``max_no_reply`` requests in a row (timeouts, dropped connections; across rows) raises
 :class:`JudgeUnavailableError`, and so does every later request of this judge: the run stops
 instead of failing each remaining row the same way. One semaphore bounds the requests in
 flight for the whole run. ``Usage`` counts every HTTP request sent
@@ -43,7 +44,9 @@ from urllib.parse import parse_qsl, urlparse
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
 from ragmeter.io.http import (
+    DEFAULT_MAX_NO_REPLY,
     BodyTooLarge,
+    Breaker,
     no_reply_kind,
     openai_http_client,
     post_json,
@@ -105,6 +108,7 @@ class OpenAIJudge:
         judge_id: str | None = None,
         max_reply_bytes: int = 1_000_000,
         max_claims: int = 1000,
+        max_no_reply: int = DEFAULT_MAX_NO_REPLY,
     ) -> None:
         if not model:
             raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
@@ -120,6 +124,10 @@ class OpenAIJudge:
         for label, cap in (("max_reply_bytes", max_reply_bytes), ("max_claims", max_claims)):
             if cap < 1:
                 raise ConfigError(f"{label} must be >= 1. Got {cap}.")
+        try:
+            self._breaker = Breaker(max_no_reply)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         for label, price in (("price_in", price_in), ("price_out", price_out)):
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(
@@ -296,6 +304,7 @@ class OpenAIJudge:
                         timeout=self.timeout,
                     )
             except BodyTooLarge:
+                self._breaker.reply()
                 self.usage.failures += 1
                 raise JudgeReplyError(
                     f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
@@ -303,6 +312,7 @@ class OpenAIJudge:
                     "nothing is cached. Raise the cap to accept longer replies."
                 ) from None
             except openai.APIStatusError as exc:
+                self._breaker.reply()
                 status = exc.status_code
                 problem = _error_message(exc)
                 if sent_mode != "none" and _format_refused(status, problem):
@@ -324,7 +334,22 @@ class OpenAIJudge:
                     problem = f"no reply within {self.timeout:g} s"
                 else:
                     problem = f"connection failed ({exc.__cause__ or exc})"
+                # A connection that cannot be opened has its own, shorter stop (below).
+                if kind != "connect" and self._breaker.no_reply():
+                    self.usage.failures += 1
+                    raise self._gone(
+                        JudgeUnavailableError(
+                            _redact(
+                                f"The judge endpoint {self.public_endpoint} gave no reply to "
+                                f"{self._breaker.limit} requests in a row (the last: "
+                                f"{problem}). Check that the server is up and answers, or "
+                                "raise --timeout or --max-no-reply.",
+                                self._api_key,
+                            )
+                        )
+                    ) from None
             else:
+                self._breaker.reply()
                 self._record_tokens(response)
                 return _reply_text(response)
             delay = self.policy.delay(
@@ -492,6 +517,7 @@ class OpenAIJudge:
             "max_concurrency": self.max_concurrency,
             "max_reply_bytes": self.max_reply_bytes,
             "max_claims": self.max_claims,
+            "max_no_reply": self._breaker.limit,
             "prompts": {
                 "analyze": self._analyze_prompt.ref(),
                 "verify": self._verify_prompt.ref(),
