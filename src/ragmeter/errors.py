@@ -14,6 +14,9 @@
     │                          (also an UnavailableError)
     ├── UnavailableError       what every row needs is gone: the run stops, rows kept
     │   └── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
+    ├── EndpointError          a model's HTTP endpoint (the embedder's) failed a request
+    │   └── EndpointUnavailableError  it refuses or cannot be reached: the run stops
+    │                          (also an UnavailableError)
     ├── ModelUnavailableError  a local model is not installed or not found on disk
     ├── MissingExtraError      an optional dependency is not installed (also an ImportError)
     └── CacheError             the cache file is corrupt or locked
@@ -22,7 +25,8 @@ Row-level problems are never raised out of a run: they become ``Failure`` record
 a cause (:func:`failure_cause`). Only an :class:`UnavailableError` stops a run: a
 :class:`JudgeUnavailableError` (a refused key, an unknown model or route, an endpoint that no
 longer accepts connections or keeps not answering) or a :class:`ModelCacheError` (a model cache
-dir that cannot be written): every later row would fail the same way.
+dir that cannot be written), an :class:`EndpointUnavailableError` (the embedder's endpoint,
+likewise): every later row would fail the same way.
 """
 
 from __future__ import annotations
@@ -122,6 +126,22 @@ class JudgeError(RagmeterError):
         super().__init__(cap_text(str(message)), *args)
 
 
+class EndpointError(RagmeterError):
+    """A model's HTTP endpoint (the ``openai:MODEL`` embedder's) failed a request after its
+    retries: the rows it was for fail, and ``--resume`` scores them again. ``status`` is the
+    HTTP status it answered, None when no reply came. The message is cut to
+    :data:`MAX_ERROR_TEXT` characters."""
+
+    def __init__(self, message: object = "", *args: object, status: int | None = None) -> None:
+        super().__init__(cap_text(str(message)), *args)
+        self.status = status
+
+
+class EndpointUnavailableError(EndpointError, UnavailableError):
+    """A model's endpoint refused (HTTP 401, 403, 404), cannot be reached any more, or gave
+    no reply to ``max_no_reply`` requests in a row; the run stops."""
+
+
 class JudgeReplyError(JudgeError):
     """A judge reply did not validate against its schema or its input."""
 
@@ -185,7 +205,7 @@ def failure_cause(exc: BaseException) -> FailureCause:
     if isinstance(exc, JudgeReplyError):
         return "judge"
     if (
-        isinstance(exc, JudgeError | UnavailableError)
+        isinstance(exc, JudgeError | EndpointError | UnavailableError)
         or type(exc).__module__.split(".")[0] in _CLIENT_LIBRARIES
     ):
         return "infrastructure"

@@ -141,10 +141,11 @@ def test_openai_embedder_batches_keeps_order_and_normalises() -> None:
             200, json={"object": "list", "data": data, "model": body["model"], "usage": usage}
         )
 
-    client = openai.OpenAI(
+    client = openai.AsyncOpenAI(
         api_key="test",
         base_url="http://test/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(reply)),
+        max_retries=0,
+        http_client=httpx.AsyncClient(transport=httpx.MockTransport(reply)),
     )
     embedder = emb.OpenAIEmbedder("tiny", batch_size=2, client=client)
     rows = embedder.embed(["aaaa", "", "bb"])

@@ -29,6 +29,7 @@ from ragmeter.io.retry import FailureKind
 __all__ = [
     "DEFAULT_MAX_NO_REPLY",
     "MAX_ERROR_BODY",
+    "REFUSALS",
     "BodyTooLarge",
     "Breaker",
     "no_reply_kind",
@@ -38,6 +39,8 @@ __all__ = [
 
 #: The most bytes of an error body (status >= 400) read: enough for any error message.
 MAX_ERROR_BODY = 64 * 1024
+#: Answers that no retry and no other row can change: the key, the access, the model or route.
+REFUSALS = (401, 403, 404)
 #: Requests in a row with no reply at all (timeouts, connections refused or dropped) after
 #: which a client stops the run (``max_no_reply``, ``--max-no-reply``).
 DEFAULT_MAX_NO_REPLY = 10

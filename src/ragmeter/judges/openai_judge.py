@@ -45,6 +45,7 @@ from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
 from ragmeter.io.http import (
     DEFAULT_MAX_NO_REPLY,
+    REFUSALS,
     BodyTooLarge,
     Breaker,
     no_reply_kind,
@@ -76,8 +77,6 @@ _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 #: More tokens than this in one reply's reported usage (prompt or completion) is no model's
 #: context: the counts are left out of tokens and cost, and counted as implausible.
 MAX_REPLY_TOKENS = 100_000_000
-#: Answers that no retry and no other row can change: the key, the access, the model or route.
-_REFUSALS = (401, 403, 404)
 
 
 def _redact(text: str, secret: str | None) -> str:
@@ -262,7 +261,7 @@ class OpenAIJudge:
             f"{self.model!r}: {message}. {hint}".strip(),
             self._api_key,
         )
-        return JudgeUnavailableError(text) if status in _REFUSALS else JudgeError(text)
+        return JudgeUnavailableError(text) if status in REFUSALS else JudgeError(text)
 
     def _gone(self, error: JudgeUnavailableError) -> JudgeUnavailableError:
         """Remember that the endpoint refused or went away (the first reason is kept); every

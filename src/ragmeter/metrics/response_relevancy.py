@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, failure_cause
+from ragmeter.errors import ConfigError, EndpointError, UnavailableError, failure_cause
 from ragmeter.judges.base import Analysis
 from ragmeter.metrics._judged import failure_message, judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
@@ -97,15 +97,24 @@ class ResponseRelevancyFamily:
         if pending:
             try:
                 outcomes = await self._embedded([p for _, p in pending])
-            except Exception:
-                # A text the embedder rejects fails its own row, not the batch: row by row.
-                outcomes = []
-                for _, p in pending:
-                    try:
-                        outcomes.extend(await self._embedded([p]))
-                    except Exception as exc:
-                        message = f"Embedding failed: {failure_message(exc)}"
-                        outcomes.append(Failure(NAME, message, cause=failure_cause(exc)))
+            except UnavailableError:
+                raise  # the embedder's endpoint stops the run
+            except Exception as exc:
+                if _endpoint_failed(exc):
+                    # No row would fare better alone: no reply, a reply past its cap, a 5xx
+                    # after the retries. Each row failing on its own costs every row retries.
+                    failed = _embedding_failure(exc)
+                    outcomes = [failed for _ in pending]
+                else:
+                    # A text the embedder rejects fails its own row, not the batch: row by row.
+                    outcomes = []
+                    for _, p in pending:
+                        try:
+                            outcomes.extend(await self._embedded([p]))
+                        except UnavailableError:
+                            raise
+                        except Exception as exc_one:
+                            outcomes.append(_embedding_failure(exc_one))
             for (i, _), outcome in zip(pending, outcomes, strict=True):
                 staged[i] = {NAME: outcome}
             scored(len(pending))
@@ -243,3 +252,15 @@ def _normalised(vectors: np.ndarray, n: int) -> np.ndarray:
 
 def build(ctx: RunContext) -> ResponseRelevancyFamily:
     return ResponseRelevancyFamily(ctx)
+
+
+def _endpoint_failed(exc: BaseException) -> bool:
+    """Whether an embedder's endpoint failed the request as a whole (no reply, a reply past
+    its cap, a 5xx or 429 after the retries), not one of its texts (a 4xx)."""
+    if not isinstance(exc, EndpointError):
+        return False
+    return exc.status is None or not 400 <= exc.status < 500 or exc.status == 429
+
+
+def _embedding_failure(exc: BaseException) -> Failure:
+    return Failure(NAME, f"Embedding failed: {failure_message(exc)}", cause=failure_cause(exc))

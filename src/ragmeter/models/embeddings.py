@@ -13,7 +13,8 @@ Three backends behind one small protocol, :class:`Embedder`:
   against a pinned sha256. Only this path reads that package; the offline default ships
   its tokenizer in ``ragmeter/models/data`` and needs neither.
 - ``"openai:MODEL"``: an OpenAI-compatible ``/embeddings`` endpoint through the ``openai``
-  SDK (base URL and key from the settings, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``).
+  SDK (base URL and key from the settings, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``),
+  with the judge's deadline, caps, retries and stops (:mod:`ragmeter.io.http`).
 
 Texts are sorted by length before batching, so a batch pads little, and returned in the
 caller's order (the offline default sorts by token count and caps a batch's tokens). Models
@@ -22,16 +23,36 @@ load lazily, once per process.
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import os
+import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.errors import (
+    ConfigError,
+    EndpointError,
+    EndpointUnavailableError,
+    ModelUnavailableError,
+)
+from ragmeter.io.http import (
+    DEFAULT_MAX_NO_REPLY,
+    REFUSALS,
+    BodyTooLarge,
+    Breaker,
+    no_reply_kind,
+    openai_http_client,
+    post_json,
+)
+from ragmeter.io.redact import redact, redact_url, register_secret, strip_credentials, url_secrets
+from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.models._runtime import (
     cached_model,
     default_threads,
@@ -64,6 +85,13 @@ _MINILM_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm
 _MINILM_MAX_TOKENS = 256
 
 _INSTALL_EMBEDDINGS = "Install it with: pip install 'ragmeter[embeddings]'"
+
+T = TypeVar("T")
+
+DEFAULT_ENDPOINT = "https://api.openai.com/v1"
+#: The most bytes of one ``/embeddings`` reply read (256 texts of 3072 numbers as JSON are
+#: about 17 MB).
+MAX_EMBEDDINGS_REPLY_BYTES = 64 * 2**20
 
 
 @runtime_checkable
@@ -334,6 +362,16 @@ class SentenceTransformerEmbedder:
 class OpenAIEmbedder:
     """An OpenAI-compatible ``/embeddings`` endpoint; rows are re-normalised here.
 
+    Requests go through the judge's HTTP plumbing (:mod:`ragmeter.io.http`): ``timeout`` is a
+    deadline for each whole request (connect, send, every byte of the reply), a reply is read
+    up to ``max_reply_bytes`` and an error body up to
+    :data:`~ragmeter.io.http.MAX_ERROR_BODY`; retries follow ``retry_policy`` (429, 408, 5xx,
+    timeouts, dropped connections; see :mod:`ragmeter.io.retry`). An endpoint that refuses
+    (401, 403, 404), cannot be reached any more, or gave no reply at all to ``max_no_reply``
+    requests in a row raises :class:`~ragmeter.errors.EndpointUnavailableError` (then so does
+    every later call): the run stops. Any other failure after the retries raises
+    :class:`~ragmeter.errors.EndpointError`.
+
     Parameters
     ----------
     model : str
@@ -341,8 +379,10 @@ class OpenAIEmbedder:
     base_url, api_key : str, optional
         Default to ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. A custom ``base_url`` without a
         key (a local server) is allowed.
-    client : openai.OpenAI, optional
-        A ready client (tests pass one with a mock transport).
+    client : openai.AsyncOpenAI, optional
+        A ready client (tests pass one with a mock transport); else one is made per call.
+    sleep : callable, optional
+        ``await sleep(seconds)`` between retries (tests inject one).
     """
 
     def __init__(
@@ -354,53 +394,213 @@ class OpenAIEmbedder:
         batch_size: int = 256,
         timeout: float = 60.0,
         max_retries: int = 5,
+        max_reply_bytes: int = MAX_EMBEDDINGS_REPLY_BYTES,
+        max_no_reply: int = DEFAULT_MAX_NO_REPLY,
+        retry_policy: RetryPolicy | None = None,
         client: Any = None,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
+        seed: int | None = None,
     ) -> None:
         if not model:
             raise ConfigError("An OpenAI embedder needs a model name, e.g. 'openai:MODEL'.")
         if batch_size < 1:
             raise ConfigError(f"The embeddings batch_size must be >= 1. Got {batch_size}.")
+        if not timeout > 0:
+            raise ConfigError(f"timeout must be > 0 seconds. Got {timeout}.")
+        if max_reply_bytes < 1:
+            raise ConfigError(f"max_reply_bytes must be >= 1. Got {max_reply_bytes}.")
+        try:
+            self._breaker = Breaker(max_no_reply)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.model = model
         self.name = f"openai:{model}"
         self.batch_size = batch_size
-        if client is None:
-            import openai
-
-            base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-            api_key = api_key or os.environ.get("OPENAI_API_KEY")
-            if api_key is None:
-                if base_url is None:
-                    raise ConfigError(
-                        f"Embedder {self.name!r} needs an API key. Set OPENAI_API_KEY (or pass "
-                        "api_key= in Python), or point --base-url at a local "
-                        "OpenAI-compatible server."
-                    )
-                api_key = "not-needed"
-            from ragmeter.io.redact import strip_credentials
-
-            client = openai.OpenAI(
-                # Credentials in the URL would go as Basic auth in place of the Bearer key.
-                base_url=strip_credentials(base_url) if base_url else None,
-                api_key=api_key,
-                timeout=timeout,
-                max_retries=max_retries,
-            )
+        self.timeout = timeout
+        self.max_reply_bytes = max_reply_bytes
+        self.policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        self._sleep = sleep or asyncio.sleep
+        self._rng = random.Random(seed)
         self._client = client
+        #: Set once the endpoint refused or went away; every later call raises it.
+        self._unavailable: EndpointUnavailableError | None = None
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        api_key = api_key or os.environ.get("OPENAI_API_KEY")
+        if client is None and api_key is None:
+            if base_url is None:
+                raise ConfigError(
+                    f"Embedder {self.name!r} needs an API key. Set OPENAI_API_KEY (or pass "
+                    "api_key= in Python), or point --base-url at a local "
+                    "OpenAI-compatible server."
+                )
+            api_key = "not-needed"
+        endpoint = (base_url or DEFAULT_ENDPOINT).rstrip("/")
+        register_secret(api_key, *url_secrets(endpoint))
+        self._api_key = api_key
+        #: Credentials in the URL would go as Basic auth in place of the Bearer key.
+        self._base_url = strip_credentials(endpoint)
+        self.public_endpoint = redact_url(endpoint)
+
+    def _new_client(self) -> Any:
+        """A client for the running loop (each call runs its own)."""
+        import openai
+
+        return openai.AsyncOpenAI(
+            base_url=self._base_url,
+            api_key=self._api_key,
+            timeout=self.timeout,
+            max_retries=0,
+            http_client=openai_http_client(),
+        )
 
     def _run(self, texts: list[str]) -> np.ndarray:
         # Some endpoints reject empty strings; a single space embeds "nothing".
         sent = [text if text.strip() else " " for text in texts]
-        reply = self._client.embeddings.create(model=self.model, input=sent)
-        data = sorted(reply.data, key=lambda item: item.index)
+        reply = _run_to_end(self._embed(sent))
+        data = reply.get("data") if isinstance(reply, dict) else None
+        if not isinstance(data, list) or not all(
+            isinstance(item, dict) and isinstance(item.get("index"), int) for item in data
+        ):
+            raise EndpointError(
+                f"The embeddings endpoint {self.public_endpoint} answered {self.name!r} with "
+                "something that is not an embeddings reply (no 'data' list of indexed vectors)."
+            )
         if len(data) != len(sent):
-            raise ModelUnavailableError(
+            raise EndpointError(
                 f"Embeddings endpoint {self.name!r} returned {len(data)} vectors for "
                 f"{len(sent)} texts."
             )
-        return _l2_normalise(np.asarray([item.embedding for item in data], dtype=np.float32))
+        vectors = [_vector(item.get("embedding")) for item in sorted(data, key=_index)]
+        return _l2_normalise(np.asarray(vectors, dtype=np.float32))
+
+    async def _embed(self, texts: list[str]) -> Any:
+        client = self._client if self._client is not None else self._new_client()
+        try:
+            return await self._request(client, {"model": self.model, "input": texts})
+        finally:
+            if client is not self._client:
+                await client.close()
+
+    def _gone(self, message: str) -> EndpointUnavailableError:
+        """Remember that the endpoint refused or went away (the first reason is kept)."""
+        error = EndpointUnavailableError(redact(message, [self._api_key]))
+        if self._unavailable is None:
+            self._unavailable = error
+        return self._unavailable
+
+    async def _request(self, client: Any, body: dict[str, Any]) -> Any:
+        """One ``/embeddings`` request with retries; the reply's JSON."""
+        import openai
+
+        retries = 0
+        n = len(body["input"])
+        while True:
+            if self._unavailable is not None:
+                raise EndpointUnavailableError(str(self._unavailable))
+            kind: FailureKind
+            status: int | None = None
+            retry_after: float | None = None
+            try:
+                reply = await post_json(
+                    client,
+                    "/embeddings",
+                    body,
+                    max_bytes=self.max_reply_bytes,
+                    timeout=self.timeout,
+                )
+            except BodyTooLarge:
+                self._breaker.reply()
+                raise EndpointError(
+                    f"The embeddings endpoint {self.public_endpoint} sent a reply of more than "
+                    f"{self.max_reply_bytes} bytes for {n} texts (max_reply_bytes); the rows "
+                    "fail. Lower --batch-size, or raise the cap in Python."
+                ) from None
+            except openai.APIStatusError as exc:
+                self._breaker.reply()
+                kind, status = "status", exc.status_code
+                problem = f"HTTP {status}: {_status_message(exc)}"
+                retry_after = parse_retry_after(exc.response.headers)
+            except (openai.APIConnectionError, TimeoutError) as exc:  # no reply at all
+                kind = no_reply_kind(exc) or "connection"
+                if kind == "timeout":
+                    problem = f"no reply within {self.timeout:g} s"
+                else:
+                    problem = f"connection failed ({exc.__cause__ or exc})"
+                # A connection that cannot be opened has its own, shorter stop (below).
+                if kind != "connect" and self._breaker.no_reply():
+                    raise self._gone(
+                        f"The embeddings endpoint {self.public_endpoint} gave no reply to "
+                        f"{self._breaker.limit} requests in a row (the last: {problem}). Check "
+                        "that the server is up and answers, or raise --timeout or "
+                        "--max-no-reply."
+                    ) from None
+            else:
+                self._breaker.reply()
+                return reply
+            delay = self.policy.delay(
+                retries_done=retries,
+                kind=kind,
+                status=status,
+                retry_after=retry_after,
+                rng=self._rng,
+            )
+            if delay is None:
+                if kind == "status" and status in REFUSALS:
+                    raise self._gone(
+                        f"The embeddings endpoint {self.public_endpoint} answered {problem} for "
+                        f"the embedder {self.name!r}. Check OPENAI_API_KEY, the model name and "
+                        "--base-url."
+                    )
+                if kind == "connect":
+                    raise self._gone(
+                        f"The embeddings endpoint {self.public_endpoint} cannot be reached any "
+                        f"more: {problem}, {retries} retries. Start the server, or fix "
+                        "--base-url / OPENAI_BASE_URL."
+                    )
+                raise EndpointError(
+                    redact(
+                        f"The embeddings endpoint {self.public_endpoint} failed after {retries} "
+                        f"retries: {problem}.",
+                        [self._api_key],
+                    ),
+                    status=status,
+                )
+            retries += 1
+            await self._sleep(delay)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return _in_length_order(texts, self.batch_size, self._run)
+
+
+def _run_to_end(call: Coroutine[Any, Any, T]) -> T:
+    """Run ``call`` in an event loop of its own: here, or in a worker thread when this thread
+    already runs one (``embed`` is synchronous; the run calls it from a worker thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(call)
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-embed") as pool:
+        return pool.submit(asyncio.run, call).result()
+
+
+def _index(item: dict[str, Any]) -> int:
+    return int(item["index"])
+
+
+def _vector(embedding: Any) -> np.ndarray:
+    """One embedding of a reply: a list of numbers, or little-endian float32 in base64."""
+    if isinstance(embedding, str):
+        return np.frombuffer(base64.b64decode(embedding), dtype="<f4")
+    return np.asarray(embedding, dtype=np.float32)
+
+
+def _status_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(exc, "message", exc))
 
 
 # --- factory ----------------------------------------------------------------------------
@@ -415,7 +615,8 @@ def make_embedder(spec: Any = "offline", settings: Settings | None = None) -> Em
         ``"offline"`` (int8 ONNX MiniLM), ``"openai:MODEL"``, a sentence-transformers model
         name or local path, or an object with ``name`` and ``embed``, returned as is.
     settings : Settings, optional
-        Supplies ``base_url``, ``api_key``, ``timeout`` and ``max_retries`` for OpenAI.
+        Supplies ``base_url``, ``api_key``, ``timeout``, ``max_retries`` and
+        ``max_no_reply`` for OpenAI.
 
     Raises
     ------
@@ -443,5 +644,6 @@ def make_embedder(spec: Any = "offline", settings: Settings | None = None) -> Em
             api_key=getattr(settings, "api_key", None),
             timeout=getattr(settings, "timeout", 60.0),
             max_retries=getattr(settings, "max_retries", 5),
+            max_no_reply=getattr(settings, "max_no_reply", DEFAULT_MAX_NO_REPLY),
         )
     return SentenceTransformerEmbedder(spec)
