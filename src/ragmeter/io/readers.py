@@ -96,9 +96,13 @@ class _HashingFile(io.RawIOBase):
         super().close()
 
 
+#: Bytes read from the file at a time through the hashing layer (few Python calls a file).
+_HASH_BUFFER = 1 << 20
+
+
 def _hashed_open(path: Path, seen: ReadHash) -> io.BufferedReader:
     """``path`` opened for reading in binary, its bytes hashed into ``seen`` as read."""
-    return io.BufferedReader(_HashingFile(path.open("rb", buffering=0), seen))
+    return io.BufferedReader(_HashingFile(path.open("rb", buffering=0), seen), _HASH_BUFFER)
 
 
 @dataclass(slots=True)
