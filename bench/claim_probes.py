@@ -10,7 +10,10 @@ constants are fitted on other sources (``bench/meta/fit_model_decision.py``).
   p(entailment) >= 0.5;
 * **words alone**: the lexical verifier (``OfflineJudge(model=None)``, the fallback without
   onnxruntime);
-* **verifier**: ``OfflineJudge()``, the default (the model decides, the words gate);
+* **verifier**: ``OfflineJudge()``, the default (the calibrated combination of lexical
+  features and the model's probabilities, with hard conflict rules);
+* **model decides**: ``OfflineJudge(decision=MODEL_DECISION)`` (the model decides every cell
+  the words cannot settle; its constants fitted across sources);
 * **v5** (with ``--old-model DIR``): the earlier verifier, a calibrated logistic over lexical
   features and the model's probabilities with hard conflict rules
   (``OfflineJudge(calibration=MODEL_CALIBRATION)``), on the model of ``offline:verifier-v5``
@@ -33,6 +36,7 @@ Run::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -44,6 +48,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ROOT.parent / "shared" / "data" / "claim_probes" / "dev.jsonl"
 NEUTRAL_QUESTION = "What does the text say?"
+#: verifier-v5's MODEL_CALIBRATION weights (bias -2.6224, threshold 0.47), for the v5 column.
+V5_WEIGHTS = (
+    1.7198, -0.2586, 0.2694, -0.6108, -0.2461, -1.5304, -0.5266, -0.2417, 0.4874, 0.5181,
+    1.2669, -0.8698, 1.3533, -0.0106, -0.1289, 0.2289, 0.5386, 2.1529, -0.2594, -0.3925,
+    -0.2551,
+)  # fmt: skip
 REFERENCE_KIND = "reference_correctness"
 
 
@@ -160,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
 
-    from ragmeter.judges.offline import MODEL_CALIBRATION, OfflineJudge
+    from ragmeter.judges.offline import MODEL_CALIBRATION, MODEL_DECISION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     items = load(args.probes)
@@ -168,12 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     judge = OfflineJudge(model=model)
     columns: dict[str, list[bool]] = {}
     if args.old_model:
-        old = OfflineJudge(calibration=MODEL_CALIBRATION, model=ClaimVerifierModel(args.old_model))
+        v5 = dataclasses.replace(
+            MODEL_CALIBRATION, weights=V5_WEIGHTS, bias=-2.6224, threshold=0.47
+        )
+        old = OfflineJudge(calibration=v5, model=ClaimVerifierModel(args.old_model))
         columns["v5"] = judge_verdicts(items, old)
     columns |= {
         "model alone": model_alone(items, args.model),
         "words alone": judge_verdicts(items, OfflineJudge(model=None)),
         "verifier": judge_verdicts(items, judge),
+        "model decides": judge_verdicts(items, OfflineJudge(model=model, decision=MODEL_DECISION)),
     }
     if not args.no_cli and not args.model:
         columns["CLI"] = through_cli(items)

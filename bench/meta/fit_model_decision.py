@@ -216,11 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     global NUMBER_RULE
     NUMBER_RULE = args.number_rule
 
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     model = ClaimVerifierModel(args.model) if args.model else "shipped"
-    judge = OfflineJudge(model=model)
+    judge = OfflineJudge(model=model, decision=MODEL_DECISION)
     data = {}
     lfqa_items: list[Item] = []
     for source in (*FIT_SOURCES, *CHECK_SOURCES):

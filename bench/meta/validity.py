@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (a markdown table of earlier numbers, kept on one line a row)
 """Regenerate ``docs/validity.md``: every meta-evaluation suite on the offline default.
 
 Runs ragchecker, msmarco, wikieval, trec and unitxt (``ragmeter.metaeval``) and the lfqa
@@ -37,20 +38,25 @@ PREVIOUS = """\
 Earlier offline verifiers as this page reported them: `offline:verifier-v2` (sentence/clause
 claims, a lexical calibration fitted on LFQA alone) on 2026-11-22 (commit c83ae71),
 `offline:verifier-v3+nli` (atomic claims, the trained model, a calibration fitted across four
-sources) on 2026-11-24 (commit f7d3be3), and `offline:verifier-v4+nli` (conflict rules for
+sources) on 2026-11-24 (commit f7d3be3), `offline:verifier-v4+nli` (conflict rules for
 polarity, antonyms and swapped roles; acronyms; the model reads a 3-sentence window) on
-2026-11-24 (commit d6df390). LOSysO: leave-one-system-out, answer ρ averaged
-over systems / pooled / sentence ρ (support: `faithfulness_support`, verdicts:
-`faithfulness`; r: Pearson). Today's numbers for the same rows are in the tables below
-and in each suite's section:
+2026-11-24 (commit d6df390), and `offline:verifier-v5+nli` (a 2-sentence window) on
+2026-11-25 (commit 49a9a59). verifier-v6 keeps v5's combination, refitted on a model
+retrained with hard cases (its model card), with claims that keep their meaning, references
+read as the answer to their question, and evidence with every verdict. LOSysO:
+leave-one-system-out, answer ρ averaged over systems / pooled / sentence ρ (support:
+`faithfulness_support`, verdicts: `faithfulness`; r: Pearson). The claim-probe row is
+`bench/claim_probes.py --old-model build/cv5` (v5's model and constants) run on 2026-11-27.
+Today's numbers for the same rows are in the tables below and in each suite's section:
 
-| what | verifier-v2 | verifier-v3+nli | verifier-v4+nli |
-|---|---|---|---|
-| lfqa support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 | 0.543 / 0.855 / 0.745 |
-| lfqa verdicts, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 | 0.548 / 0.851 / 0.702 |
-| ragchecker claim precision / support, r×100 | 31.37 / 40.23 | 25.54 / 29.54 | 24.79 / 28.89 |
-| wikieval faithfulness, pairwise accuracy | 0.900 | 0.900 | 0.900 |
-| hand-written probes, balanced accuracy | 0.609 | 0.781 | 0.924 |
+| what | verifier-v2 | verifier-v3+nli | verifier-v4+nli | verifier-v5+nli |
+|---|---|---|---|---|
+| lfqa support, LOSysO | 0.621 / 0.879 / 0.774 | 0.551 / 0.856 / 0.745 | 0.543 / 0.855 / 0.745 | 0.554 / 0.854 / 0.744 |
+| lfqa verdicts, LOSysO | 0.554 / 0.858 / 0.721 | 0.545 / 0.854 / 0.705 | 0.548 / 0.851 / 0.702 | 0.551 / 0.853 / 0.699 |
+| ragchecker claim precision / support, r×100 | 31.37 / 40.23 | 25.54 / 29.54 | 24.79 / 28.89 | 24.42 / 28.26 |
+| wikieval faithfulness, pairwise accuracy | 0.900 | 0.900 | 0.900 | 0.850 |
+| hand-written probes (79, ours), balanced accuracy | 0.609 | 0.781 | 0.924 | 0.936 |
+| claim probes (dev, 202, the team's), balanced accuracy | — | — | — | 0.402 |
 """
 COMMAND = "PYTHONPATH=src python bench/meta/validity.py"
 
@@ -347,7 +353,13 @@ the graded support (a sentence's mean over its claims), balanced accuracy of the
 (an item is entailed when at least half its claims are); K-Precision's AUROC is the peer
 ("lexical-only" columns: the shipped lexical-only calibration, the fallback without
 onnxruntime, in-sample on the four fitted sources). The LFQA rows below give the three
-Spearman numbers of the LFQA targets under two protocols.
+Spearman numbers of the LFQA targets under two protocols. "The model decides" is the other
+verdict (`OfflineJudge(decision=MODEL_DECISION)`: rules settle what the words can, the model
+reads every other cell, a logistic over its probabilities and the claim's content share
+fitted across the same four sources); it is not the default because it ranks below the
+combination on the human-labelled sources. The claim probes are the team's hand-labelled
+dev half, scored by kind as the team scores them (the CLI column), next to the model alone,
+the words alone, verifier-v5 and the model-decides verdict.
 """
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
+from ragmeter.errors import ConfigError
 from ragmeter.judges.base import ClaimBlock, answer_premise
 from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
 from ragmeter.judges.offline_features import prepare_claim, prepare_premise
@@ -55,7 +56,7 @@ def cell(judge: OfflineJudge, claim: str, premise: str) -> dict:
 
 def test_a_claim_sharing_no_content_word_is_not_entailed_without_asking_the_model() -> None:
     model = ScriptedModel(p_entail=0.99)
-    judge = OfflineJudge(model=model)
+    judge = OfflineJudge(model=model, decision=MODEL_DECISION)
     evidence = cell(judge, "Bananas grow in Ecuador.", PREMISE)
     assert evidence["decided_by"] == RULE_NO_SHARED
     assert evidence["support"] == 0.0 and evidence["spans"] == []
@@ -64,7 +65,7 @@ def test_a_claim_sharing_no_content_word_is_not_entailed_without_asking_the_mode
 
 def test_a_claim_the_premise_holds_word_for_word_is_entailed_with_its_span() -> None:
     model = ScriptedModel(p_entail=0.01)
-    judge = OfflineJudge(model=model)
+    judge = OfflineJudge(model=model, decision=MODEL_DECISION)
     claim = "the tower is 330 metres tall"
     evidence = cell(judge, claim, PREMISE)
     assert evidence["decided_by"] == RULE_VERBATIM and evidence["support"] == 1.0
@@ -74,7 +75,7 @@ def test_a_claim_the_premise_holds_word_for_word_is_entailed_with_its_span() -> 
 
 
 def test_every_other_cell_is_decided_by_the_model_on_its_evidence_window() -> None:
-    judge = OfflineJudge(model=ScriptedModel(p_entail=0.9))
+    judge = OfflineJudge(model=ScriptedModel(p_entail=0.9), decision=MODEL_DECISION)
     claim = "The Eiffel Tower was finished in 1889."
     verification = judge.verify_sync([ClaimBlock((claim,), (PREMISE,))])
     evidence = verification.meta["evidence"][0][0][0]
@@ -85,7 +86,7 @@ def test_every_other_cell_is_decided_by_the_model_on_its_evidence_window() -> No
     share = content_share(prepare_claim(claim), prepare_premise(PREMISE))
     assert evidence["support"] == pytest.approx(MODEL_DECISION.support(0.9, 0.05, share), abs=1e-3)
 
-    low = OfflineJudge(model=ScriptedModel(p_entail=0.02))
+    low = OfflineJudge(model=ScriptedModel(p_entail=0.02), decision=MODEL_DECISION)
     assert low.verify_sync([ClaimBlock((claim,), (PREMISE,))]).matrices == (((False,),),)
 
 
@@ -100,7 +101,7 @@ def test_a_support_in_the_band_is_an_uncertain_verdict() -> None:
 
 def test_spans_in_an_answer_read_with_its_question_point_into_the_answer() -> None:
     premise = answer_premise("When was the Eiffel Tower completed?", "It was completed in 1889.")
-    judge = OfflineJudge(model=ScriptedModel(p_entail=0.9))
+    judge = OfflineJudge(model=ScriptedModel(p_entail=0.9), decision=MODEL_DECISION)
     evidence = cell(judge, "The Eiffel Tower was completed in 1889 in Paris.", premise)
     [[start, end]] = evidence["spans"]
     assert premise[start:end] == "It was completed in 1889."
@@ -109,7 +110,7 @@ def test_spans_in_an_answer_read_with_its_question_point_into_the_answer() -> No
 def test_the_model_reads_the_question_before_an_answer_and_the_whole_claim() -> None:
     model = ScriptedModel()
     question = "Who painted the Sistine Chapel ceiling?"
-    judge = OfflineJudge(model=model)
+    judge = OfflineJudge(model=model, decision=MODEL_DECISION)
     judge.verify_sync(
         [
             ClaimBlock(
@@ -126,7 +127,7 @@ def test_a_claim_restating_the_question_gets_no_support_from_its_answer() -> Non
     question = "What is the boiling point of water at sea level in Celsius?"
     premise = answer_premise(question, "100 degrees Celsius.")
     evidence = cell(
-        OfflineJudge(model=ScriptedModel(p_entail=0.99)),
+        OfflineJudge(model=ScriptedModel(p_entail=0.99), decision=MODEL_DECISION),
         "The boiling point of water at sea level in Celsius.",
         premise,
     )
@@ -134,9 +135,9 @@ def test_a_claim_restating_the_question_gets_no_support_from_its_answer() -> Non
 
 
 def test_the_judge_names_the_decision_and_its_rules() -> None:
-    judge = OfflineJudge(model=ScriptedModel())
+    judge = OfflineJudge(model=ScriptedModel(), decision=MODEL_DECISION)
     described = judge.describe()
-    assert judge.name.endswith("+nli") and "decision" in described
+    assert judge.name.endswith("+nli-decides") and "decision" in described
     assert set(described["rules"]) == {RULE_RESTATES, RULE_NO_SHARED, RULE_VERBATIM}
 
 
@@ -180,3 +181,16 @@ def test_the_lexical_verifier_gives_evidence_too() -> None:
     [[start, end]] = evidence["spans"]
     assert "330 metres" in PREMISE[start:end]
     assert evidence["support"] == verification.meta["support"][0][0][0]
+
+
+def test_the_decision_needs_the_model_and_is_not_the_default() -> None:
+    with pytest.raises(ConfigError, match="decision= needs the trained claim verifier"):
+        OfflineJudge(model=None, decision=MODEL_DECISION)
+    assert OfflineJudge(model=ScriptedModel()).decision is None
+
+
+def test_calibrated_verdicts_near_the_threshold_are_uncertain() -> None:
+    judge = OfflineJudge(model=None)
+    threshold = judge.calibration.threshold
+    assert judge.calibration.uncertain(threshold + 0.01)
+    assert not judge.calibration.uncertain(min(0.99, threshold + 0.4))

@@ -4,7 +4,9 @@
 table below says whether a retrieved context entails it (faithfulness) and whether the
 reference, read as the answer to its question, does (claim precision, RAGChecker's
 correctness: a detail the reference does not state is not correct). The example's rows are
-not changed to suit the verifier.
+not changed to suit the verifier. The verdicts the shipped verifier still gets wrong are
+listed in ``WRONG_TODAY`` and expected to fail (strictly), so the file states both what is
+right and what is not yet.
 """
 
 from __future__ import annotations
@@ -45,6 +47,31 @@ CAREFUL_READER: dict[tuple[str, str], tuple[bool, bool]] = {
 }
 
 
+#: Verdicts verifier-v6 gets wrong today (issue 24, its target not met: docs/validity.md).
+#: Strict: a fix turns these into failures until the entry is removed.
+WRONG_TODAY: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("q02", "Water boils at 100 degrees Celsius at sea level."),
+        ("q03", "Frankenstein was published in 1897."),
+        ("q05", "Japan uses the yen."),
+        ("q07", "Fe is the symbol for iron."),
+        (
+            "q10",
+            "Light travels at about 300,000 kilometres per second, or exactly 299,792,458 "
+            "metres per second.",
+        ),
+        ("q11", "The Amazon flows through Cairo."),
+    }
+)
+
+
+def _case(key: tuple[str, str]):
+    if key in WRONG_TODAY:
+        reason = "verifier-v6 judges this claim wrongly (issue 24)"
+        return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return key
+
+
 @pytest.fixture(scope="module")
 def verdicts() -> dict[tuple[str, str], tuple[bool, bool]]:
     result = ragmeter.evaluate(
@@ -67,6 +94,8 @@ def test_the_example_is_cut_into_the_claims_a_reader_would_check(verdicts) -> No
     assert set(verdicts) == set(CAREFUL_READER)
 
 
-@pytest.mark.parametrize("key", sorted(CAREFUL_READER), ids=lambda k: f"{k[0]}:{k[1][:40]}")
+@pytest.mark.parametrize(
+    "key", [_case(k) for k in sorted(CAREFUL_READER)], ids=lambda k: f"{k[0]}:{k[1][:40]}"
+)
 def test_each_claim_verdict_is_what_a_careful_reader_gives(verdicts, key) -> None:
     assert verdicts[key] == CAREFUL_READER[key]

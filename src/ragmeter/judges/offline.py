@@ -157,11 +157,11 @@ _ROLE = ALL_FEATURES.index("role_conflict")
 #: How the trained model's probabilities become verdicts (``offline_verdict``): fitted by
 #: ``bench/meta/fit_model_decision.py`` across sources, never on the probe set.
 MODEL_DECISION = ModelDecision(
-    w_entail=1.0,
-    w_contra=0.0,
-    w_share=0.0,
-    bias=0.0,
-    data="not fitted: support = p(entailment)",
+    w_entail=0.3883,
+    w_contra=-1.2712,
+    w_share=3.1274,
+    bias=-1.4686,
+    data="lfqa, wice, ragchecker, snli (equal weight); bench/meta/fit_model_decision.py",
 )
 
 
@@ -193,10 +193,10 @@ class OfflineJudge:
         (same verdicts, faster; a skipped cell's support is its lexical support). The
         calibration script turns it off to see the model on every cell above the gate.
     decision : ModelDecision, optional
-        How the model's probabilities become verdicts when the model decides (the default
-        with the model: :data:`MODEL_DECISION`; see
-        :mod:`ragmeter.judges.offline_verdict`). Passing ``calibration`` instead makes
-        verdicts from the calibrated lexical and model features.
+        Let the model decide every cell the words cannot settle, its probabilities made
+        verdicts by ``decision`` (:data:`MODEL_DECISION`; see
+        :mod:`ragmeter.judges.offline_verdict`). Not the default: measured across sources it
+        ranks claims below the calibrated combination (``docs/validity.md``).
     """
 
     def __init__(
@@ -227,11 +227,18 @@ class OfflineJudge:
                 "pip install 'ragmeter[local]'; or pass LEXICAL_CALIBRATION."
             )
         self._model = None if isinstance(model, str) else model
-        #: With the model and no calibration asked for, the model decides
+        #: With ``decision`` (and the model) the model decides
         #: (:mod:`~ragmeter.judges.offline_verdict`); else the calibrated features do.
         self.decision: ModelDecision | None = None
-        if self._uses_model and (calibration is None or decision is not None):
-            self.decision = decision or MODEL_DECISION
+        if decision is not None:
+            if not with_model:
+                raise ConfigError(
+                    "decision= needs the trained claim verifier, and it is not available "
+                    "(model=None, or onnxruntime is not installed). Install it with: "
+                    "pip install 'ragmeter[local]'."
+                )
+            self.decision = decision
+            self._uses_model = True
         #: (premise, claim) pairs the model checked so far (the gate skips the rest).
         self.model_pairs = 0
         self._count_lock = threading.Lock()
@@ -266,8 +273,8 @@ class OfflineJudge:
             np.log(self.calibration.threshold / (1 - self.calibration.threshold)),
         )
         suffix = ("+minilm" if self.semantic else "") + ("+nli" if self._uses_model else "")
-        if self._uses_model and self.decision is None:
-            suffix = suffix.replace("+nli", "+nli-features")
+        if self.decision is not None:
+            suffix = "+nli-decides"
         self.name = f"offline:{VERSION}{suffix}"
         self._entities_method: str | None = None
         #: spaCy's parser for claims and the role rule: None until loaded, False when
@@ -443,8 +450,9 @@ class OfflineJudge:
         conflicts: Sequence[np.ndarray],
     ) -> tuple[tuple[tuple[dict[str, Any], ...], ...], ...]:
         """Evidence of the calibrated verifier's cells: its support, "calibrated" (or
-        "rule:hard_conflict" where a conflict vetoed it), and the span of the claim's best
-        two-sentence window of the premise."""
+        "rule:hard_conflict" where a conflict vetoed it), the span of the claim's best
+        two-sentence window of the premise, and uncertain when the support is within the
+        calibration's ``uncertain_margin`` of its threshold (a vetoed cell is certain)."""
         premises: dict[str, tuple[PremiseText, list[tuple[int, int]]]] = {}
         out = []
         for block, support, conflict in zip(blocks, supports, conflicts, strict=True):
@@ -459,8 +467,12 @@ class OfflineJudge:
                     premise, spans = premises[text]
                     first, last = window_span(content, premise, width=WINDOW_SENTENCES)
                     span = [(spans[first][0], spans[last - 1][1])] if last > first else []
-                    decided = "rule:hard_conflict" if conflict[i, j] else "calibrated"
-                    cells.append(evidence_dict(float(support[i, j]), decided, span))
+                    value = float(support[i, j])
+                    if conflict[i, j]:
+                        cells.append(evidence_dict(value, "rule:hard_conflict", span))
+                    else:
+                        unsure = self.calibration.uncertain(value)
+                        cells.append(evidence_dict(value, "calibrated", span, uncertain=unsure))
                 rows.append(tuple(cells))
             out.append(tuple(rows))
         return tuple(out)
@@ -680,8 +692,13 @@ class OfflineJudge:
     def _model_description(self) -> str | None:
         if not self._uses_model:
             return None
-        share = self.calibration.min_content_share
-        gate = f"checks a cell when more than {share:.0%} of the claim's content words are present"
+        if self.decision is not None:
+            gate = "reads every cell no rule settles, against the claim's evidence window"
+        else:
+            share = self.calibration.min_content_share
+            gate = (
+                f"checks a cell when more than {share:.0%} of the claim's content words are present"
+            )
         if self._model is not None:
             name = self._model.name
         else:

@@ -46,6 +46,9 @@ class Calibration:
     #: A cell is never entailed with at most this share of the claim's content words in
     #: the premise (a hard conflict); the trained model checks only the cells above it.
     min_content_share: float = 0.5
+    #: How far (in support) either side of the threshold a verdict is uncertain: it still
+    #: counts as the threshold decides, and its evidence says so.
+    uncertain_margin: float = 0.15
 
     def __post_init__(self) -> None:
         if len(self.features) != len(self.weights):
@@ -55,6 +58,14 @@ class Calibration:
             )
         if not 0.0 < self.threshold < 1.0:
             raise ValueError(f"The threshold must be in (0, 1). Got {self.threshold!r}.")
+        if not 0.0 <= self.uncertain_margin < 0.5:
+            raise ValueError(
+                f"The uncertain margin must be in [0, 0.5). Got {self.uncertain_margin!r}."
+            )
+
+    def uncertain(self, support: float) -> bool:
+        """Whether a support is within ``uncertain_margin`` of the threshold."""
+        return abs(support - self.threshold) < self.uncertain_margin
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +73,7 @@ class Calibration:
             "bias": self.bias,
             "threshold": self.threshold,
             "min_content_share": self.min_content_share,
+            "uncertain_margin": self.uncertain_margin,
             "data": self.data,
             "note": self.note,
         }
@@ -145,33 +157,33 @@ SEMANTIC_CALIBRATION = Calibration(
 MODEL_CALIBRATION = Calibration(
     features=(*ALL_LEXICAL_FEATURES, *NLI_FEATURES),
     weights=(
-        1.7198,
-        -0.2586,
-        0.2694,
-        -0.6108,
-        -0.2461,
-        -1.5304,
-        -0.5266,
-        -0.2417,
-        0.4874,
-        0.5181,
-        1.2669,
-        -0.8698,
-        1.3533,
-        -0.0106,
-        -0.1289,
-        0.2289,
-        0.5386,
-        2.1529,
-        -0.2594,
-        -0.3925,
-        -0.2551,
+        2.3235,
+        -0.1752,
+        0.3780,
+        -0.6141,
+        -0.3951,
+        -1.4481,
+        -0.5107,
+        -0.0774,
+        0.3043,
+        0.2716,
+        1.0929,
+        -0.6444,
+        1.3848,
+        -0.1111,
+        0.0377,
+        0.2410,
+        0.3251,
+        2.0960,
+        -0.6032,
+        -0.6069,
+        -0.3051,
     ),
-    bias=-2.6224,
-    threshold=0.47,
+    bias=-2.7424,
+    threshold=0.43,
     min_content_share=0.5,
     data=_SOURCES,
-    note="fitted by bench/meta/fit_verifier_sources.py",
+    note="fitted by bench/meta/fit_verifier_sources.py (verifier-v6, its retrained model)",
 )
 
 #: Features that block entailment when positive (hard conflicts).
