@@ -483,6 +483,8 @@ def _drain(
             for text in written:
                 if '"failure_causes":' in text:
                     state.count_causes(RowResult.from_json(json.loads(text)))
+                if '"verdict_count":' in text:  # claim metrics' verdicts, as the local engine
+                    _count_verdicts(json.loads(text), job.metrics, state.acc)
             state.n_rows += len(written)
             for name in job.metrics:
                 kinds = batch.column(f"k:{name}").to_numpy()[fresh]
@@ -501,6 +503,15 @@ def _drain(
             sink.close(commit=finished)
         elif sink is not None:
             sink.close()
+
+
+def _count_verdicts(row: dict[str, Any], metrics: Sequence[str], acc: dict[str, Any]) -> None:
+    """A written row's verdict counts into the accumulators of its defined scores."""
+    scores, details = row.get("scores") or {}, row.get("details") or {}
+    failures = row.get("failures") or {}
+    for name in metrics:
+        if scores.get(name) is not None and name not in failures:
+            acc[name].count_verdicts(details.get(name))
 
 
 def _batches(scored: Any) -> Iterator[Any]:

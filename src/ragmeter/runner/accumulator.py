@@ -56,13 +56,14 @@ class Accumulator:
             else:
                 values.append(value)
                 if row.details:
-                    self._count_verdicts(row.details.get(metric))
+                    self.count_verdicts(row.details.get(metric))
         self.failed += failed
         self.undefined += undefined
         if len(values) >= self.spill_after:
             self._flush()
 
-    def _count_verdicts(self, details: Any) -> None:
+    def count_verdicts(self, details: Any) -> None:
+        """Add a defined score's verdict counts (its metric's details), when it gives them."""
         if not isinstance(details, Mapping):
             return
         count, uncertain = details.get("verdict_count"), details.get("uncertain_verdicts")
