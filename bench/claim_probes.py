@@ -57,6 +57,13 @@ V5_WEIGHTS = (
 REFERENCE_KIND = "reference_correctness"
 
 
+def v5_calibration():
+    """verifier-v5's calibration (its weights, bias and threshold on today's features)."""
+    from ragmeter.judges.offline import MODEL_CALIBRATION
+
+    return dataclasses.replace(MODEL_CALIBRATION, weights=V5_WEIGHTS, bias=-2.6224, threshold=0.47)
+
+
 def load(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
@@ -170,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
 
-    from ragmeter.judges.offline import MODEL_CALIBRATION, MODEL_DECISION, OfflineJudge
+    from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     items = load(args.probes)
@@ -178,10 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     judge = OfflineJudge(model=model)
     columns: dict[str, list[bool]] = {}
     if args.old_model:
-        v5 = dataclasses.replace(
-            MODEL_CALIBRATION, weights=V5_WEIGHTS, bias=-2.6224, threshold=0.47
-        )
-        old = OfflineJudge(calibration=v5, model=ClaimVerifierModel(args.old_model))
+        old = OfflineJudge(calibration=v5_calibration(), model=ClaimVerifierModel(args.old_model))
         columns["v5"] = judge_verdicts(items, old)
     columns |= {
         "model alone": model_alone(items, args.model),

@@ -8,8 +8,8 @@ judge lexical-only (``model=None``), and with ``--semantic`` the MiniLM-feature 
 bar is >= 20 samples/s on 2 cores for the default; the line also gives the model's pairs/s.
 With ``--old-model DIR`` (verifier-v5's model: ``git show
 49a9a59:src/ragmeter/models/data/claim-verifier/model.onnx`` and ``tokenizer.json`` into DIR)
-the earlier verifier (``calibration=MODEL_CALIBRATION``: lexical features, model gated and
-run only where it can change a verdict) is timed first in the same run, and the default's
+the earlier verifier (v5's calibration: lexical features, model gated and run only where it
+can change a verdict) is timed first in the same run, and the default's
 speed is printed as a ratio of it.
 
 Run::
@@ -29,6 +29,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent / "meta"))
 
 from lfqa import load_lfqa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from claim_probes import v5_calibration
 
 
 def make_samples(n: int, *, related: bool = True) -> list[tuple[str, list[str]]]:
@@ -76,7 +79,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragmeter.judges.offline import MODEL_CALIBRATION, OfflineJudge
+    from ragmeter.judges.offline import OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
     from ragmeter.scoring.lexical import k_precision
 
@@ -89,7 +92,7 @@ def main() -> int:
     judges = [OfflineJudge(), OfflineJudge(model=None)]
     if args.old_model:
         old = ClaimVerifierModel(args.old_model)
-        judges.insert(0, OfflineJudge(calibration=MODEL_CALIBRATION, model=old))
+        judges.insert(0, OfflineJudge(calibration=v5_calibration(), model=old))
     rates: list[float] = []
     if args.semantic:
         judges.append(OfflineJudge(semantic=True, model=None))
