@@ -33,6 +33,7 @@ __all__ = [
     "BodyTooLarge",
     "Breaker",
     "no_reply_kind",
+    "no_reply_problem",
     "openai_http_client",
     "post_json",
 ]
@@ -145,6 +146,15 @@ def no_reply_kind(exc: BaseException) -> FailureKind | None:
     if isinstance(exc, openai.APIConnectionError):
         return "connect" if _never_connected(exc) else "connection"
     return None
+
+
+def no_reply_problem(exc: BaseException, timeout: float) -> tuple[FailureKind, str]:
+    """The kind of a failure that brought no reply (:func:`no_reply_kind`, "connection" when
+    unknown) and what to say of it."""
+    kind = no_reply_kind(exc) or "connection"
+    if kind == "timeout":
+        return kind, f"no reply within {timeout:g} s"
+    return kind, f"connection failed ({exc.__cause__ or exc})"
 
 
 def _never_connected(exc: BaseException) -> bool:

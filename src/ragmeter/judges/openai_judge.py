@@ -48,7 +48,7 @@ from ragmeter.io.http import (
     REFUSALS,
     BodyTooLarge,
     Breaker,
-    no_reply_kind,
+    no_reply_problem,
     openai_http_client,
     post_json,
 )
@@ -328,11 +328,7 @@ class OpenAIJudge:
                 kind = "status"
                 retry_after = parse_retry_after(exc.response.headers)
             except (openai.APIConnectionError, TimeoutError) as exc:  # no reply at all
-                kind = no_reply_kind(exc) or "connection"
-                if kind == "timeout":
-                    problem = f"no reply within {self.timeout:g} s"
-                else:
-                    problem = f"connection failed ({exc.__cause__ or exc})"
+                kind, problem = no_reply_problem(exc, self.timeout)
                 # A connection that cannot be opened has its own, shorter stop (below).
                 if kind != "connect" and self._breaker.no_reply():
                     self.usage.failures += 1
