@@ -324,7 +324,7 @@ def test_calibration_rejects_a_weight_count_that_does_not_match() -> None:
 
 def test_verifier_agrees_with_lfqa_humans_at_sentence_level(shared: Path) -> None:
     """A regression guard on the shipped calibration (measured on all 3,993 sentences with
-    verifier-v5: support sentence rho 0.744, verdicts pooled answer rho 0.855; docs/validity.md)."""
+    verifier-v6: support sentence rho 0.747, verdicts pooled answer rho 0.854; docs/validity.md)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "meta"))
     try:
         from lfqa import correlations, load_lfqa, verifier_scores
