@@ -46,6 +46,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from verifier_probes import balanced_accuracy  # noqa: E402  (mean recall of both labels)
+
 PROBES = ROOT.parent / "shared" / "data" / "claim_probes" / "dev.jsonl"
 NEUTRAL_QUESTION = "What does the text say?"
 #: verifier-v5's MODEL_CALIBRATION weights (bias -2.6224, threshold 0.47), for the v5 column.
@@ -67,18 +71,6 @@ def v5_calibration():
 def load(path: Path) -> list[dict]:
     with path.open(encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
-
-
-def balanced_accuracy(labels: Sequence[bool], predicted: Sequence[bool]) -> float:
-    """Mean of the recall on each label present (one label only: its recall).
-
-    >>> balanced_accuracy([True, True, False, False], [True, False, False, False])
-    0.75
-    """
-    pos = [p for y, p in zip(labels, predicted, strict=True) if y]
-    neg = [not p for y, p in zip(labels, predicted, strict=True) if not y]
-    parts = [sum(x) / len(x) for x in (pos, neg) if x]
-    return sum(parts) / len(parts)
 
 
 def row_of(item: dict) -> dict:

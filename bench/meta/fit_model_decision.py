@@ -35,32 +35,13 @@ from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.stats import rankdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from fit_verifier_sources import auroc, balanced_accuracy
 from verifier_sources import CHECK_SOURCES, FIT_SOURCES, ROOT, Item, load
 
 CACHE = ROOT / "build" / "decision-cache"
-
-
-def auroc(score: np.ndarray, y: np.ndarray) -> float | None:
-    pos = y > 0.5
-    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
-    if not n_pos or not n_neg:
-        return None
-    ranks = rankdata(score)
-    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def balanced_accuracy(pred: np.ndarray, y: np.ndarray) -> float:
-    pos = y > 0.5
-    parts = [
-        pred[pos].mean() if pos.any() else None,
-        (~pred[~pos]).mean() if (~pos).any() else None,
-    ]
-    kept = [float(p) for p in parts if p is not None]
-    return sum(kept) / len(kept)
 
 
 def read_source(items: Sequence[Item], judge) -> dict:
@@ -199,8 +180,8 @@ def report(name: str, params: np.ndarray, d: dict, threshold: float = 0.5) -> st
     y = np.asarray(d["target"], dtype=float)
     a, kp = auroc(s, y), auroc(np.asarray(d["kprec"]), y)
     ba = balanced_accuracy(s >= threshold, y)
-    fmt = lambda v: "  n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    gap = "" if a is None or kp is None else f"{a - kp:+.3f}"
+    fmt = lambda v: "  n/a" if np.isnan(v) else f"{v:.3f}"  # noqa: E731
+    gap = "" if np.isnan(a) or np.isnan(kp) else f"{a - kp:+.3f}"
     return f"{name:14s} {len(y):5d}  AUROC {fmt(a)}  K-Precision {fmt(kp)}  ({gap})  BA {ba:.3f}"
 
 
