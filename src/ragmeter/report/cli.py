@@ -42,7 +42,8 @@ REPORT_EXAMPLES = """Examples:
 COMPARE_EXAMPLES = """Examples:
 
   ragmeter compare old.jsonl new.jsonl
-  ragmeter compare old.jsonl new.jsonl --fail-if-worse faithfulness=0.02"""
+  ragmeter compare old.jsonl new.jsonl --fail-if-worse faithfulness=0.02
+  ragmeter compare old.jsonl edited.jsonl --pair-by-index"""
 
 
 def _fail(message: str) -> typer.Exit:
@@ -161,6 +162,15 @@ def compare_command(
     top: Annotated[
         int, typer.Option("--top", min=0, metavar="N", help="Changed samples listed.")
     ] = 3,
+    pair_by_index: Annotated[
+        bool,
+        typer.Option(
+            "--pair-by-index",
+            metavar="",
+            help="Pair row i of A with row i of B even when the run records name different "
+            "inputs or the rows' ids differ (a warning says what differs).",
+        ),
+    ] = False,
 ) -> None:
     """Paired comparison of two runs over the same inputs (B - A), with optional CI gates."""
     from ragmeter.report.compare import compare_runs
@@ -172,11 +182,13 @@ def compare_command(
                 fail_if_worse or [], option="--fail-if-worse"
             ).items()
         }
-        comparison = compare_runs(a, b, top=top)
+        comparison = compare_runs(a, b, top=top, pair_by_index=pair_by_index)
         results = [comparison.worse_than(metric, delta) for metric, delta in gates.items()]
     except RagmeterError as exc:
         raise _fail(str(exc)) from None
 
+    for warning in comparison.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
     typer.echo(
         f"A = {a}\nB = {b}\n{comparison.paired} rows paired by {comparison.match_by}"
         f" ({comparison.unmatched_a} only in A, {comparison.unmatched_b} only in B)\n"

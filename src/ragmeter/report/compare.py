@@ -2,7 +2,10 @@
 
 ``compare_runs(a, b)`` treats ``a`` as the baseline and ``b`` as the candidate; every
 difference is ``b - a``. Rows are paired by ``id`` when every row of both runs has a unique
-id, otherwise by ``index`` (and then ids, where both rows have one, must agree).
+id, otherwise by ``index``. Pairing by index is refused when it would pair unrelated rows:
+when the run records name inputs with different sha256s, or when ids, where both rows have
+one, disagree; ``pair_by_index=True`` pairs them anyway, with a warning in
+``Comparison.warnings``.
 """
 
 from __future__ import annotations
@@ -113,6 +116,8 @@ class Comparison:
     #: Rows of one run with no partner in the other.
     unmatched_a: int
     unmatched_b: int
+    #: What the reader should know before trusting the pairs (inputs that differ, ...).
+    warnings: tuple[str, ...] = ()
 
     def get(self, metric: str) -> MetricComparison:
         try:
@@ -157,32 +162,87 @@ class Comparison:
         )
 
 
+def _input_sha(run: Run) -> tuple[str, str] | None:
+    """(kind, sha256) of the input a run record names (a file, or rows in memory), or None."""
+    recorded = run.info.get("input")
+    if not isinstance(recorded, dict):
+        return None
+    source, sha = recorded.get("source"), recorded.get("sha256")
+    if not isinstance(source, str) or not isinstance(sha, str):
+        return None
+    return source, sha
+
+
+def _input_names(a: Run, b: Run) -> str:
+    names = [
+        str(run.info.get("data") or run.source or label) for run, label in ((a, "A"), (b, "B"))
+    ]
+    return f"A scored {names[0]!r}, B scored {names[1]!r}"
+
+
+def _different_inputs(a: Run, b: Run) -> str | None:
+    """Why the run records show that ``a`` and ``b`` scored different inputs, or None (the
+    same input, or nothing recorded to tell)."""
+    sha_a, sha_b = _input_sha(a), _input_sha(b)
+    if sha_a is None or sha_b is None or sha_a[0] != sha_b[0] or sha_a[1] == sha_b[1]:
+        return None
+    return (
+        f"the run records name different inputs ({_input_names(a, b)}; sha256 "
+        f"{sha_a[1][:12]}... and {sha_b[1][:12]}...)"
+    )
+
+
+_PAIR_HINT = (
+    "Compare two runs of the same input, give every row a unique question_id so rows pair by "
+    "id, or pass --pair-by-index (pair_by_index=True) to pair row i of A with row i of B anyway."
+)
+
+
 def _pair(
-    a: Run, b: Run
-) -> tuple[list[tuple[ReportRow, ReportRow]], Literal["id", "index"], int, int]:
+    a: Run, b: Run, *, pair_by_index: bool = False
+) -> tuple[list[tuple[ReportRow, ReportRow]], Literal["id", "index"], int, int, tuple[str, ...]]:
     def unique_ids(run: Run) -> bool:
         ids = [r.id for r in run.rows]
         return all(i is not None for i in ids) and len(set(ids)) == len(ids)
 
-    if a.rows and b.rows and unique_ids(a) and unique_ids(b):
+    if not pair_by_index and a.rows and b.rows and unique_ids(a) and unique_ids(b):
         by_id = {r.id: r for r in b.rows}
         pairs = [(r, by_id[r.id]) for r in a.rows if r.id in by_id]
         if pairs:
-            return pairs, "id", len(a.rows) - len(pairs), len(b.rows) - len(pairs)
+            different = _different_inputs(a, b)
+            said = () if different is None else (f"Paired by id although {different}.",)
+            return pairs, "id", len(a.rows) - len(pairs), len(b.rows) - len(pairs), said
+    warnings: list[str] = []
+    different = _different_inputs(a, b)
+    if different is not None:
+        if not pair_by_index:
+            raise DataError(
+                f"Refusing to pair rows by index: {different}, and the rows have no ids in "
+                f"common to pair them by. {_PAIR_HINT}"
+            )
+        warnings.append(f"Paired by index although {different}.")
     by_index = {r.index: r for r in b.rows}
     pairs = []
+    conflicts = 0
     for r in a.rows:
         other = by_index.get(r.index)
         if other is None:
             continue
         if r.id is not None and other.id is not None and r.id != other.id:
-            raise DataError(
-                f"Row {r.index} has id {r.id!r} in A but {other.id!r} in B: the runs are not "
-                "over the same inputs in the same order. Give every row a unique question_id "
-                "to pair them by id."
-            )
+            if not pair_by_index:
+                raise DataError(
+                    f"Refusing to pair rows by index: row {r.index} has id {r.id!r} in A but "
+                    f"{other.id!r} in B, so the runs are not over the same inputs in the same "
+                    f"order. {_PAIR_HINT}"
+                )
+            conflicts += 1
         pairs.append((r, other))
-    return pairs, "index", len(a.rows) - len(pairs), len(b.rows) - len(pairs)
+    if conflicts:
+        warnings.append(
+            f"Paired by index although {conflicts} of {len(pairs)} pairs have different ids "
+            "in A and B."
+        )
+    return pairs, "index", len(a.rows) - len(pairs), len(b.rows) - len(pairs), tuple(warnings)
 
 
 def _compare_metric(
@@ -281,15 +341,19 @@ def _check_same_meaning(name: str, a: Run, b: Run) -> None:
         )
 
 
-def compare_runs(a: Any, b: Any, *, top: int = 5) -> Comparison:
+def compare_runs(a: Any, b: Any, *, top: int = 5, pair_by_index: bool = False) -> Comparison:
     """Paired comparison of every metric present in both runs (``a`` baseline, ``b`` new).
 
-    ``a`` and ``b`` may be RunResults, :class:`Run` objects or results paths.
+    ``a`` and ``b`` may be RunResults, :class:`Run` objects or results paths. Rows pair by
+    id when every row of both runs has a unique id, else by index; pairing by index raises
+    ``DataError`` when the run records name different inputs or paired rows' ids differ,
+    unless ``pair_by_index=True`` (which pairs by index always and says what differs in
+    ``Comparison.warnings``).
     """
     if top < 0:
         raise ConfigError(f"The 'top' parameter must be >= 0. Got {top!r}.")
     ra, rb = as_run(a), as_run(b)
-    pairs, match_by, un_a, un_b = _pair(ra, rb)
+    pairs, match_by, un_a, un_b, warnings = _pair(ra, rb, pair_by_index=pair_by_index)
     metrics: dict[str, MetricComparison] = {}
     for name, info_a in ra.metrics.items():
         if name not in rb.metrics:
@@ -307,4 +371,4 @@ def compare_runs(a: Any, b: Any, *, top: int = 5) -> Comparison:
             )
         _check_same_meaning(name, ra, rb)
         metrics[name] = _compare_metric(name, info, pairs, top=top)
-    return Comparison(metrics, len(pairs), match_by, un_a, un_b)
+    return Comparison(metrics, len(pairs), match_by, un_a, un_b, warnings)
