@@ -27,6 +27,7 @@ PUBLIC = {
     "aevaluate",
     "evaluate",
     "list_metrics",
+    "metric",
 }
 
 

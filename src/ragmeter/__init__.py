@@ -29,7 +29,7 @@ Names that look alike, told apart once:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +46,7 @@ from ragmeter.errors import (
     RagmeterError,
     UnknownMetricError,
 )
+from ragmeter.metrics.custom.definition import metric
 from ragmeter.result import RunResult
 from ragmeter.runner import core as _runner
 from ragmeter.runner.progress import ProgressFunction
@@ -56,7 +57,7 @@ from ragmeter.types import Failure, Judge, MetricSpec, RowResult, Sample, Score,
 
 def evaluate(
     data: Any,
-    metrics: Sequence[str] | str | None = None,
+    metrics: Sequence[str | Callable[..., Any]] | str | None = None,
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     judge: str | Judge | None = None,
@@ -74,7 +75,8 @@ def evaluate(
     data : path, DataFrame, datasets.Dataset, or list of dicts
         Samples in Unitxt's RAG fields or Ragas' column names.
     metrics : list of str or comma-separated str, optional
-        Registry names (see ``ragmeter metrics``). By default every metric whose fields exist.
+        Registry names (see ``ragmeter metrics``) or functions decorated with
+        :func:`metric`. By default every metric whose fields exist.
     column_map : mapping or list of "field=path", optional
         Where a field comes from: a column name, a dotted path, or a callable over the row.
     judge : str or Judge, optional
@@ -115,7 +117,7 @@ def evaluate(
 
 async def aevaluate(
     data: Any,
-    metrics: Sequence[str] | str | None = None,
+    metrics: Sequence[str | Callable[..., Any]] | str | None = None,
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     judge: str | Judge | None = None,
@@ -190,4 +192,5 @@ __all__ = [
     "aevaluate",
     "evaluate",
     "list_metrics",
+    "metric",
 ]

@@ -105,6 +105,25 @@ def as_flags() -> Iterator[None]:
         raise ConfigError(worded) from None
 
 
+PluginOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE",
+        help="Import MODULE (package.module, importable from the working directory, or a .py "
+        "file) for the metrics it defines with @ragmeter.metric; repeatable.",
+    ),
+]
+
+
+def load_plugins(modules: list[str] | None) -> None:
+    """Import each ``--plugin`` module, defining its Python metrics."""
+    from ragmeter.metrics.custom.plugins import load_plugin
+
+    for module in modules or ():
+        load_plugin(module)
+
+
 def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
     """Parse ``metric=value`` pairs given to a gate option."""
     from ragmeter.metrics.registry import get_spec
@@ -179,6 +198,7 @@ def evaluate(
             "metric whose fields the data has.",
         ),
     ] = None,
+    plugin: PluginOption = None,
     column: Annotated[
         list[str] | None,
         typer.Option(
@@ -361,6 +381,7 @@ def evaluate(
             if report is None:
                 raise ConfigError("--group-by groups the report: add --report FILE.")
             _check_group_by(data, column, group_by)
+        load_plugins(plugin)
         gates = parse_thresholds(fail_under or [], "--fail-under")
         with as_flags():
             settings = Settings(
@@ -621,6 +642,7 @@ def fallback_notes(result: Any) -> list[str]:
 
 @app.command("metrics")
 def list_metrics(
+    plugin: PluginOption = None,
     as_json: Annotated[
         bool,
         typer.Option(
@@ -639,6 +661,10 @@ def list_metrics(
     from ragmeter.metrics.registry import all_specs
     from ragmeter.result import spec_record
 
+    try:
+        load_plugins(plugin)
+    except RagmeterError as exc:
+        _fail(str(exc))
     specs = all_specs().values()
     if as_json:
         records = [

@@ -31,6 +31,7 @@ from ragmeter.io.paths import ReplacingWriter, check_outputs, is_stdout, results
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.io.redact import redact_url, redact_value
 from ragmeter.metrics.base import RunContext, Settings
+from ragmeter.metrics.registry import MetricRef
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.runner.accumulator import Accumulator
 from ragmeter.runner.batch_scorer import BatchScorer
@@ -55,7 +56,7 @@ BATCHES_IN_FLIGHT = 2
 
 async def aevaluate(
     data: Any,
-    metrics: Sequence[str] | str | None = None,
+    metrics: Sequence[MetricRef] | str | None = None,
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     judge: Any = None,

@@ -16,6 +16,7 @@ from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import RowSource
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, RunContext
+from ragmeter.metrics.registry import MetricRef
 from ragmeter.types import MetricSpec
 
 log = logging.getLogger("ragmeter")
@@ -37,7 +38,11 @@ class Plan:
     families: dict[str, MetricFamily] = field(default_factory=dict)
 
     @classmethod
-    def make(cls, metrics: Sequence[str] | str | None, cmap: ColumnMap, source: RowSource) -> Plan:
+    def make(
+        cls, metrics: Sequence[MetricRef] | str | None, cmap: ColumnMap, source: RowSource
+    ) -> Plan:
+        """Metrics by name or as Python metrics (``@ragmeter.metric`` functions); ``None``:
+        every registered metric whose fields the data has."""
         if isinstance(metrics, str):
             metrics = [m.strip() for m in metrics.split(",") if m.strip()]
         if metrics is not None and not metrics:

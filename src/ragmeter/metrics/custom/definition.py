@@ -1,0 +1,197 @@
+"""``@ragmeter.metric``: a function of a :class:`~ragmeter.types.Sample` becomes a metric.
+
+The function (sync or ``async``) returns a float in the declared range, a
+:class:`~ragmeter.types.Score`, or ``None`` (undefined for that row). It is registered under
+its name when decorated and returned unchanged, so it stays callable as written; the run
+scores it through :mod:`ragmeter.metrics.custom.family` with the guarantees of every metric
+(:func:`outcome_of`): an exception, NaN, an infinity, a value outside the range or of
+another type becomes a failure of that row naming the metric, and the run goes on.
+
+>>> import ragmeter
+>>> @ragmeter.metric(name="answer_is_short", needs=("answer",))
+... def answer_is_short(sample):
+...     return 1.0 if len(sample.answer.split()) <= 20 else 0.0
+>>> answer_is_short.__ragmeter_metric__.spec.requires
+('answer',)
+>>> from ragmeter.metrics import registry
+>>> registry.undefine("answer_is_short")
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import re
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ragmeter.errors import ConfigError, cap_text, did_you_mean
+from ragmeter.metrics import registry
+from ragmeter.types import FIELDS, Failure, MetricSpec, Sample, Score
+
+__all__ = ["PythonMetric", "metric", "outcome_of"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: A metric name: the registry key, the CLI value and the results column.
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class PythonMetric:
+    """A metric defined in Python: its spec and the function that scores one sample."""
+
+    spec: MetricSpec
+    function: Callable[[Sample], Any]
+    #: The module that defined it: a name defined again from it replaces the metric.
+    module: str
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.function)
+
+
+def metric(
+    name: str | None = None,
+    *,
+    needs: Sequence[str] | str,
+    higher_is_better: bool = True,
+    description: str | None = None,
+    optional: Sequence[str] = (),
+    lower: float = 0.0,
+    upper: float = 1.0,
+) -> Callable[[F], F]:
+    """Make ``function(sample)`` a metric named ``name`` (default: the function's name).
+
+    Parameters
+    ----------
+    name : str, optional
+        snake_case, not a name of ragmeter's own metrics.
+    needs : sequence of str
+        The sample fields the metric reads (``"answer"``, ``"contexts"``, ...): a row
+        without one of them fails for this metric, and without ``metrics=`` the metric runs
+        only on data that has them all.
+    higher_is_better : bool
+        The direction that summaries, gates, reports and comparisons read.
+    description : str, optional
+        One line for ``ragmeter metrics`` and the run record (default: the docstring's first
+        line).
+    optional : sequence of str
+        Fields read when present but not required.
+    lower, upper : float
+        The range every score must lie in (default [0, 1]).
+
+    Returns the function unchanged, with the metric at ``function.__ragmeter_metric__``.
+    """
+    required = _fields(needs, "needs")
+    extra = _fields(optional, "optional")
+    if not isinstance(higher_is_better, bool):
+        raise ConfigError(
+            f"higher_is_better of @ragmeter.metric must be True or False. Got {higher_is_better!r}."
+        )
+    if not all(_is_real(x) and math.isfinite(x) for x in (lower, upper)) or lower >= upper:
+        raise ConfigError(
+            f"lower and upper of @ragmeter.metric must be finite numbers with lower < upper. "
+            f"Got lower={lower!r}, upper={upper!r}."
+        )
+
+    def decorate(function: F) -> F:
+        if not callable(function):
+            raise ConfigError(
+                f"@ragmeter.metric decorates a function of a sample. Got {function!r}."
+            )
+        metric_name = function.__name__ if name is None else name
+        if not isinstance(metric_name, str) or not _NAME.fullmatch(metric_name):
+            raise ConfigError(
+                f"A metric name is snake_case (lower-case letters, digits, '_', starting with "
+                f"a letter). Got {metric_name!r}; pass name='...' to @ragmeter.metric."
+            )
+        doc = inspect.getdoc(function) or ""
+        where = f"{function.__module__}.{function.__qualname__}"
+        spec = MetricSpec(
+            metric_name,
+            registry.PYTHON_FAMILY,
+            required,
+            description or (doc.splitlines()[0] if doc else f"Python metric {where}."),
+            higher_is_better=higher_is_better,
+            lower=float(lower),
+            upper=float(upper),
+            optional=extra,
+        )
+        defined = PythonMetric(spec, function, function.__module__)
+        registry.define(spec, defined)
+        function.__ragmeter_metric__ = defined  # type: ignore[attr-defined]
+        return function
+
+    return decorate
+
+
+def outcome_of(metric: PythonMetric, value: Any) -> Score | Failure:
+    """What a Python metric's return ``value`` records: a score in range, an undefined score,
+    or a failure that says what came back and what is expected."""
+    spec = metric.spec
+    name = spec.name
+    if value is None:
+        return Score.undefined(f"{name} returned None: undefined for this row.")
+    if isinstance(value, Score):
+        if value.value is None or spec.lower <= value.value <= spec.upper:
+            return value
+        return Failure(name, f"{name} returned {_range_problem(spec, value.value)}")
+    if isinstance(value, bool) or not _is_real(value):
+        shown = cap_text(repr(value), 200)
+        return Failure(
+            name,
+            f"{name} returned {type(value).__name__} {shown}; a metric returns a float in "
+            f"[{spec.lower:g}, {spec.upper:g}], a ragmeter.Score, or None (undefined).",
+        )
+    number = float(value)
+    if math.isnan(number):
+        return Failure(
+            name,
+            f"{name} returned NaN; return None (or Score(None, reason=...)) for a row where "
+            "the metric is undefined.",
+        )
+    if not spec.lower <= number <= spec.upper:
+        return Failure(name, f"{name} returned {_range_problem(spec, number)}")
+    return Score(number)
+
+
+def failure_of(metric: PythonMetric, exc: BaseException) -> Failure:
+    """A failure for an exception raised by ``metric``'s function: its type, its message and
+    the line that raised it."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    at = ""
+    if frames:
+        last = frames[-1]
+        at = f" (at {Path(last.filename).name}, line {last.lineno}, in {last.name})"
+    message = str(exc) or "(no message)"
+    return Failure(
+        metric.spec.name, cap_text(f"{metric.spec.name} raised {type(exc).__name__}: {message}{at}")
+    )
+
+
+def _range_problem(spec: MetricSpec, value: float) -> str:
+    return (
+        f"{value!r}, outside its range [{spec.lower:g}, {spec.upper:g}]; return a value in "
+        "the range, or declare another range with @ragmeter.metric(lower=..., upper=...)."
+    )
+
+
+def _fields(names: Sequence[str] | str, what: str) -> tuple[str, ...]:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    for field_name in names:
+        if field_name not in FIELDS:
+            hint = did_you_mean(str(field_name), FIELDS)
+            raise ConfigError(
+                f"{what} of @ragmeter.metric names {field_name!r}, which is not a sample "
+                f"field.{hint} Fields: {', '.join(FIELDS)}."
+            )
+    return names
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real)
