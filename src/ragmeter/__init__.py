@@ -77,8 +77,10 @@ def evaluate(
     metrics : list of str or comma-separated str, optional
         Registry names (see ``ragmeter metrics``) or functions decorated with
         :func:`metric`. By default every metric whose fields exist.
-    column_map : mapping or list of "field=path", optional
-        Where a field comes from: a column name, a dotted path, or a callable over the row.
+    column_map : mapping or list of "field=path" or format name, optional
+        Where a field comes from: a column name, a dotted path (``ctx[*].text`` maps over a
+        list), or a callable over the row; or another tool's format, ``"ragchecker"`` or
+        ``"ragas"`` (detected from the columns when they identify one).
     judge : str or Judge, optional
         ``"offline"`` (default), ``"openai:MODEL"``, or a Judge object (e.g. ``FakeJudge``).
     settings : Settings, optional

@@ -209,6 +209,16 @@ def evaluate(
             "pred.contexts; repeatable.",
         ),
     ] = None,
+    input_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            metavar="FORMAT",
+            help="Read another tool's input as it is: 'ragchecker' (checking_inputs.json) or "
+            "'ragas' (EvaluationDataset JSONL/CSV); default: detected from the columns when "
+            "they identify one.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -377,10 +387,11 @@ def evaluate(
                 "--out - (standard output) works with the local engine and without --resume: "
                 "give --out a file to resume a run or to run on Ray."
             )
+        columns = _column_map(column, input_format)
         if group_by is not None:
             if report is None:
                 raise ConfigError("--group-by groups the report: add --report FILE.")
-            _check_group_by(data, column, group_by)
+            _check_group_by(data, columns, group_by)
         load_plugins(plugin)
         gates = parse_thresholds(fail_under or [], "--fail-under")
         with as_flags():
@@ -418,7 +429,7 @@ def evaluate(
                 result = run_ray(
                     data,
                     metrics,
-                    column_map=column or None,
+                    column_map=columns,
                     settings=settings,
                     out=out,
                     address=ray_address,
@@ -433,7 +444,7 @@ def evaluate(
             result = run_evaluate(
                 data,
                 metrics,
-                column_map=column or None,
+                column_map=columns,
                 settings=settings,
                 out=sys.stdout if to_stdout else out,
                 progress=progress,
@@ -469,7 +480,16 @@ def evaluate(
         raise typer.Exit(EXIT_GATE)
 
 
-def _check_group_by(data: Path, column: list[str] | None, group_by: str) -> None:
+def _column_map(column: list[str] | None, input_format: str | None) -> Any:
+    """What --column and --format give ``evaluate``'s ``column_map``."""
+    if input_format is None:
+        return column or None
+    from ragmeter.io.columns import ColumnMap
+
+    return ColumnMap.from_any(column or None, input_format=input_format)
+
+
+def _check_group_by(data: Path, column: Any, group_by: str) -> None:
     """Stop before scoring when the first rows have nothing at --group-by (a typo)."""
     from itertools import islice
 
@@ -477,7 +497,7 @@ def _check_group_by(data: Path, column: list[str] | None, group_by: str) -> None
     from ragmeter.io.readers import open_rows
     from ragmeter.report.load import ReportRow, check_group_path
 
-    cmap = ColumnMap.from_any(column or None)
+    cmap = ColumnMap.from_any(column)
     rows = []
     for row in islice(open_rows(data), 200):
         if row.data is not None:

@@ -1,4 +1,5 @@
-"""Column mapping (names, dotted paths, callables, Ragas aliases) and row -> Sample coercion."""
+"""Column mapping (names, dotted paths, callables, Ragas aliases, other tools' formats) and
+row -> Sample coercion."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.errors import ConfigError, MissingColumnError, did_you_mean
+from ragmeter.io.formats import InputFormat, detect_format, get_format, path_head
 from ragmeter.types import FIELD_KINDS, FIELDS, Sample
 
 #: Other names accepted for canonical fields (Ragas, Unitxt's docs, common variants).
@@ -33,7 +35,9 @@ ALIASES: Mapping[str, tuple[str, ...]] = {
 
 Source = str | Callable[[Mapping[str, Any]], Any]
 _MISSING = object()
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+|\*)\]")
+#: A path part that maps the rest of the path over every item of a list.
+_EVERY = "*"
 
 
 def parse_column_spec(spec: str) -> tuple[str, str]:
@@ -61,15 +65,27 @@ def _canonical(field: str) -> str:
 def resolve_path(row: Mapping[str, Any], path: str) -> Any:
     """Value at a dotted path (``pred.contexts``, ``pred.contexts.0``, ``a[1].b``).
 
+    ``[*]`` (or ``.*``) maps the rest of the path over every item of a list:
+    ``retrieved_context[*].text`` is the list of each item's ``text``.
     An exact top-level key wins (flattened columns such as ``"pred.contexts"``).
     Returns a sentinel-free result: raises ``KeyError`` naming the part that failed.
     """
     if path in row:
         return row[path]
-    value: Any = row
-    walked: list[str] = []
-    for name, index in _PATH_PART.findall(path):
-        part = name or index
+    parts = [name or index for name, index in _PATH_PART.findall(path)]
+    return _walk(row, parts, path, [])
+
+
+def _walk(value: Any, parts: list[str], path: str, walked: list[str]) -> Any:
+    for i, part in enumerate(parts):
+        if part == _EVERY:
+            if not (isinstance(value, list | tuple) or _is_array(value)):
+                where = ".".join(walked) or "the row"
+                raise KeyError(
+                    f"{path!r}: {where} is {type(value).__name__}, not a list to map [*] over"
+                )
+            rest = parts[i + 1 :]
+            return [_walk(item, rest, path, [*walked, str(n)]) for n, item in enumerate(value)]
         if isinstance(value, Mapping):
             if part not in value:
                 raise KeyError(_walk_error(path, walked, part, value))
@@ -104,17 +120,34 @@ class ColumnMap:
     """Where each canonical field comes from. Unmapped fields use their name or an alias."""
 
     sources: Mapping[str, Source]
+    #: The format chosen with ``--format`` (else one is detected from the columns).
+    input_format: InputFormat | None = None
     #: Where each field comes from, by a row's keys (rows of a dataset share them).
     _by_keys: dict[tuple[Any, ...], tuple[tuple[str, Source], ...]] = dataclasses.field(
         default_factory=dict, repr=False, compare=False
     )
 
     @classmethod
-    def from_any(cls, mapping: Mapping[str, Source] | Iterable[str] | None) -> ColumnMap:
+    def from_any(
+        cls,
+        mapping: Mapping[str, Source] | Iterable[str] | str | None,
+        *,
+        input_format: str | None = None,
+    ) -> ColumnMap:
+        """A column map from a mapping (``{"contexts": "pred.contexts"}``), ``field=path``
+        specs, a ColumnMap, or the name of another tool's format (``"ragchecker"``,
+        ``"ragas"``; see :mod:`ragmeter.io.formats`), which ``input_format`` also names."""
+        if isinstance(mapping, str):
+            if input_format is not None and input_format != mapping:
+                raise ConfigError(
+                    f"Two input formats given: {mapping!r} and {input_format!r}. Choose one."
+                )
+            mapping, input_format = None, mapping
+        fmt = None if input_format is None else get_format(input_format)
         if mapping is None:
-            return cls({})
+            return cls({}, fmt)
         if isinstance(mapping, ColumnMap):
-            return mapping
+            return mapping if fmt is None else dataclasses.replace(mapping, input_format=fmt)
         if isinstance(mapping, Mapping):
             out: dict[str, Source] = {}
             for field, source in mapping.items():
@@ -124,8 +157,13 @@ class ColumnMap:
                         f"a callable. Got {type(source).__name__}."
                     )
                 out[_canonical(field)] = source
-            return cls(out)
-        return cls(dict(parse_column_spec(s) for s in mapping))
+            return cls(out, fmt)
+        return cls(dict(parse_column_spec(s) for s in mapping), fmt)
+
+    def format_for(self, columns: Iterable[str]) -> InputFormat | None:
+        """The format chosen, else the one these columns identify (see
+        :func:`~ragmeter.io.formats.detect_format`), else None."""
+        return self.input_format or detect_format(columns)
 
     def source_for(self, field: str, columns: Iterable[str]) -> Source | None:
         """The source of ``field`` given the dataset's known top-level columns."""
@@ -137,7 +175,8 @@ class ColumnMap:
         for alias in ALIASES.get(field, ()):
             if alias in cols:
                 return alias
-        return None
+        fmt = self.format_for(cols)
+        return None if fmt is None else fmt.source(field, cols)
 
     def field_sources(self, keys: tuple[Any, ...]) -> tuple[tuple[str, Source], ...]:
         """``(field, source)`` for every field a row with these keys provides, in field order
@@ -160,6 +199,7 @@ class ColumnMap:
         ``needed`` maps field -> metric names that need it.
         """
         cols = list(columns)
+        self.check_format(cols)
         problems: list[str] = []
         for field, metrics in needed.items():
             source = self.source_for(field, cols)
@@ -173,7 +213,7 @@ class ColumnMap:
                     f"--column {field}=COLUMN (or column_map={{'{field}': ...}})."
                 )
             elif isinstance(source, str) and source not in cols:
-                head = re.split(r"[.\[]", source, maxsplit=1)[0]
+                head = path_head(source)
                 if head not in cols:
                     close = difflib.get_close_matches(head, cols, n=3, cutoff=0.4)
                     hint = f" Close column names: {', '.join(map(repr, close))}." if close else ""
@@ -188,6 +228,19 @@ class ColumnMap:
                 + f"\nColumns found: {', '.join(cols) or '(none)'}."
             )
 
+    def check_format(self, columns: Iterable[Any]) -> None:
+        """Reject data that lacks the identifying columns of the format chosen (if any)."""
+        fmt = self.input_format
+        cols = [str(c) for c in columns]
+        if fmt is None or not (lacking := fmt.missing(cols)):
+            return
+        raise MissingColumnError(
+            f"The data is not in {fmt.title} format (--format {fmt.name}): it has no column "
+            f"{', '.join(map(repr, lacking))}. Columns found: {', '.join(cols) or '(none)'}. "
+            "Leave out --format to read the canonical column names, or map them with "
+            "--column FIELD=PATH."
+        )
+
     def check_paths(self, rows: Iterable[Any]) -> None:
         """Reject a mapping to a path that none of ``rows`` (the first rows) has: a typo.
 
@@ -195,6 +248,8 @@ class ColumnMap:
         """
         rows = [row for row in rows if isinstance(row, Mapping)]
         problems: list[str] = []
+        if rows:
+            self.check_format(dict.fromkeys(itertools.chain.from_iterable(rows)))
         for field, source in self.sources.items():
             if not isinstance(source, str) or not rows:
                 continue
@@ -253,7 +308,8 @@ def to_sample(
             try:
                 raw = resolve_path(row, source)
             except KeyError as exc:
-                if field in column_map.sources:
+                # A mapped path, or a format's path into a column the row has, that fails.
+                if field in column_map.sources or path_head(source) in row:
                     problems[field] = f"column mapping {exc.args[0]}"
                 continue
         kind = FIELD_KINDS[field]

@@ -406,7 +406,8 @@ def _json_rows(path: Path, seen: ReadHash | None = None) -> RowSource:
     except RecursionError:
         data = _json_list_items(path, raw)
     if isinstance(data, dict):
-        for key in ("data", "rows", "samples", "records"):
+        # "results": RAGChecker's checking_inputs.json.
+        for key in ("data", "rows", "samples", "records", "results"):
             if isinstance(data.get(key), list):
                 data = data[key]
                 break
