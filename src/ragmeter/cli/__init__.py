@@ -499,11 +499,14 @@ def _check_group_by(data: Path, column: Any, group_by: str) -> None:
 
     cmap = ColumnMap.from_any(column)
     rows = []
+    unread = None
     for row in islice(open_rows(data), 200):
         if row.data is not None:
-            sample, _ = to_sample(row.data, cmap)
+            sample, problems = to_sample(row.data, cmap)
+            if unread is None and "metadata" in problems:
+                unread = f"The metadata of {row.where} cannot be read: {problems['metadata']}."
             rows.append(ReportRow(row.index, sample.question_id, {}, metadata=sample.metadata))
-    check_group_path(group_by, rows)
+    check_group_path(group_by, rows, unread=unread)
 
 
 def unusable_run(result: Any, gates: dict[str, float]) -> str | None:

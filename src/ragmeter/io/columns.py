@@ -423,14 +423,11 @@ def _coerce(field: str, raw: Any) -> Any:
     if kind == "mapping":
         if isinstance(raw, Mapping):
             return dict(raw)
-        if isinstance(raw, str):
-            try:
-                parsed = json.loads(raw)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict):
-                return parsed
-        raise _BadValue(f"expected a mapping, got {_kind(raw)}")
+        if isinstance(raw, str) and isinstance(parsed := _mapping_from_text(raw), dict):
+            return parsed
+        raise _BadValue(
+            f"expected a mapping (a JSON object or a Python dict literal), got {_kind(raw)}"
+        )
     # texts / ids
     if isinstance(raw, str):
         raw = _list_from_text(raw, kind)
@@ -448,6 +445,23 @@ def _coerce(field: str, raw: Any) -> Any:
                 raise _BadValue(f"item {i} must be an id (text or integer), got {_kind(item)}")
             out.append(str(item))
     return tuple(out)
+
+
+def _mapping_from_text(raw: str) -> Any:
+    """A mapping given as one string: a JSON object, or a dict written as a Python literal
+    (``{'category': 'x'}``, what ``DataFrame.to_csv`` writes for dict columns; read with
+    ``ast.literal_eval``, which evaluates literals only), or None."""
+    text = raw.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _python_list(text: str) -> list[Any] | None:

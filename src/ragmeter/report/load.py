@@ -146,10 +146,11 @@ def group_paths(rows: Iterable[ReportRow]) -> list[str]:
     return sorted(found)
 
 
-def check_group_path(path: str, rows: Iterable[ReportRow]) -> None:
+def check_group_path(path: str, rows: Iterable[ReportRow], *, unread: str | None = None) -> None:
     """Raise ``DataError`` when no row has a value at ``path``: a typo, not a group.
 
-    Names close paths of the rows (``metadata.category`` for ``metadata.categroy``).
+    Names close paths of the rows (``metadata.category`` for ``metadata.categroy``);
+    ``unread`` says why some rows' metadata could not be read, when the caller knows.
     """
     rows = list(rows)
     if any(row.lookup(path) is not None for row in rows):
@@ -159,11 +160,14 @@ def check_group_path(path: str, rows: Iterable[ReportRow]) -> None:
     close_leaves = difflib.get_close_matches(path.rsplit(".", 1)[-1], leaves, n=3, cutoff=0.6)
     close = [name for name in known if name.rsplit(".", 1)[-1] in close_leaves]
     hint = f" Did you mean {', '.join(map(repr, close[:3]))}?" if close else ""
-    shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "") if known else "none"
-    raise DataError(
-        f"Cannot group by {path!r}: no row has a value there.{hint} Paths the rows have: "
-        f"{shown}. Give one of them to --group-by (e.g. --group-by metadata.category)."
-    )
+    why = f" {unread}" if unread else ""
+    grouped = [name for name in known if name != "id"]  # one group per row: no grouping
+    if grouped:
+        shown = ", ".join(grouped[:20]) + (", ..." if len(grouped) > 20 else "")
+        fix = f" Paths the rows have: {shown}; give one of them to --group-by."
+    else:
+        fix = " The rows have no metadata to group by."
+    raise DataError(f"Cannot group by {path!r}: no row has a value there.{why}{hint}{fix}")
 
 
 @dataclass(slots=True)
