@@ -1,0 +1,102 @@
+"""The ``label`` command: ``register(app)`` adds it to a Typer application.
+
+``ragmeter label RESULTS --sample N [--seed S] [--metric M] [--stratified] [--data FILE]
+--out labels.html`` writes one self-contained page where a person labels a sample of the
+run's rows (:mod:`ragmeter.report.labels.page`); its export is ``labels.jsonl``.
+
+Exit codes: 0 written, 2 bad input or options.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ragmeter.errors import RagmeterError
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+
+LABEL_EXAMPLES = """Examples:
+
+  ragmeter label results.jsonl --sample 100 --out labels.html
+  ragmeter label results.jsonl --sample 50 --metric context_relevance --seed 7 --out cr.html
+  ragmeter label results.jsonl --sample 30 --stratified --out look.html
+
+Open the page in a browser, label (keys on the page), then press Export: it downloads
+labels.jsonl."""
+
+
+def label_command(
+    results: Annotated[
+        Path, typer.Argument(metavar="RESULTS", help="Results .jsonl written by a run.")
+    ],
+    sample: Annotated[int, typer.Option("--sample", min=1, metavar="N", help="Rows to label.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", metavar="FILE", help="The HTML page to write.")
+    ],
+    seed: Annotated[
+        int, typer.Option("--seed", metavar="S", help="Seed of the random sample.")
+    ] = 0,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            metavar="NAME",
+            help="Metric to label (default faithfulness): a claim metric's rows are labelled "
+            "claim by claim, any other metric with a score per row.",
+        ),
+    ] = None,
+    stratified: Annotated[
+        bool,
+        typer.Option(
+            "--stratified",
+            metavar="",
+            help="Draw evenly from score bands instead of uniformly: for looking only; its "
+            "labels are marked stratified and never used for estimates.",
+        ),
+    ] = False,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            metavar="FILE",
+            help="The input the run scored, for the question, answer and contexts (default: "
+            "the input file the run record names, when it is still there unchanged).",
+        ),
+    ] = None,
+) -> None:
+    """Write a page where a person labels a random sample of a run's rows."""
+    from ragmeter.report.labels.page import write_label_page
+
+    try:
+        page = write_label_page(
+            results, out, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
+        )
+    except RagmeterError as exc:
+        typer.echo(f"Error: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    except OSError as exc:
+        typer.echo(f"Error: cannot write {out}: {exc.strerror or exc}.", err=True)
+        raise typer.Exit(EXIT_USAGE) from None
+    if page.missing_texts is not None:
+        typer.echo(
+            f"Warning: the page shows no question, answer or contexts: {page.missing_texts}. "
+            "Give the input the run scored with --data FILE.",
+            err=True,
+        )
+    payload = page.payload
+    what = "claims" if payload["kind"] == "claims" else "rows to score"
+    typer.echo(
+        f"Wrote {out}: {page.rows} rows ({page.items} {what}) of {payload['population']}, "
+        f"{payload['selection']} sample, seed {payload['seed']}, metric {payload['metric']}."
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``label`` to ``app``."""
+    app.command("label", epilog=LABEL_EXAMPLES)(label_command)

@@ -1,0 +1,340 @@
+"""The labelling page: one self-contained HTML file where a person labels a sample of a run.
+
+:func:`write_label_page` reads a results file (and the input it scored, for the texts),
+draws the sample (:mod:`ragmeter.report.labels.sample`), and writes one HTML file holding the
+sampled rows as JSON and the script and styles that show them (``page.js``, ``page.css``
+beside this module, inlined). The page needs no network and loads nothing: it works from
+``file://``. Its Content-Security-Policy allows only its own inline script and styles; every
+text from the data is put in the page with ``textContent``, never parsed as HTML.
+
+Two kinds of page, chosen by the metric:
+
+- *claims*: the metric's rows carry answer claims (faithfulness, claim precision, noise
+  sensitivity, ...). Each claim is shown with the context spans its verdict rests on
+  marked; the person says whether the contexts support it: ``supported``,
+  ``not_supported`` or ``unsure`` (can't tell).
+- *score*: any other metric; the person gives the row a score in the metric's range.
+
+The export (``labels.jsonl``) writes one line per label, in the page's order::
+
+    {"id": "q7", "claim": 0, "label": "supported", "source": "answer",
+     "labeller": "ana", "time": "2026-01-02T03:04:05.678Z", "selection": "uniform"}
+    {"id": "q7", "metric": "context_relevance", "value": 0.75, "labeller": "ana",
+     "time": "...", "selection": "uniform"}
+
+``id`` is the row's ``id`` in the results when every row of the run has its own, else the
+row's ``index`` (an integer); ``claim`` is the claim's position (from 0) in the row's
+``answer_claims``. ``labeller`` is left out when the person gave no name. ``selection`` is
+``"stratified"`` for a stratified sample: such labels are for looking, never for estimates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ragmeter.errors import ConfigError, DataError, RagmeterError
+from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
+from ragmeter.report.labels.sample import (
+    STRATIFIED,
+    UNIFORM,
+    stratified_sample,
+    uniform_sample,
+)
+from ragmeter.report.load import (
+    ReportRow,
+    Run,
+    load_run,
+    read_details,
+    read_inputs,
+    recorded_input,
+)
+from ragmeter.report.scrub import _env_secrets, scrub_text
+
+__all__ = [
+    "CLAIM_LABELS",
+    "DEFAULT_METRIC",
+    "LabelPage",
+    "build_label_page",
+    "render_label_page",
+    "write_label_page",
+]
+
+#: The claim labels the page writes, as the export spells them.
+CLAIM_LABELS = ("supported", "not_supported", "unsure")
+#: The metric labelled when none is named.
+DEFAULT_METRIC = "faithfulness"
+#: Characters of one text (question, answer, context) put in the page; the rest is cut.
+MAX_TEXT = 50_000
+#: Contexts shown per row.
+MAX_CONTEXTS = 50
+
+_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelPage:
+    """What a labelling page shows: the sampled rows as the page's JSON, and how many."""
+
+    payload: dict[str, Any]
+    rows: int
+    items: int
+    #: Why the rows show no texts, when the input could not be read (else ``None``).
+    missing_texts: str | None = None
+
+
+def _text(value: Any, env: list[str]) -> tuple[str | None, bool]:
+    """``value`` scrubbed of secrets and cut to :data:`MAX_TEXT`; whether it is unchanged
+    (offsets of evidence spans hold only then)."""
+    if not isinstance(value, str):
+        return None, False
+    clean = scrub_text(value, env=env)
+    return clean[:MAX_TEXT], clean == value
+
+
+def _row_ids(run: Run) -> dict[int, str | int]:
+    """Each row's label id: its ``id`` when every row has its own, else its ``index``."""
+    ids = [row.id for row in run.rows]
+    if all(i is not None for i in ids) and len(set(ids)) == len(ids):
+        return {row.index: row.id for row in run.rows}  # type: ignore[misc]
+    return {row.index: row.index for row in run.rows}
+
+
+def _choose_metric(run: Run, metric: str | None) -> str:
+    if metric is not None:
+        run.metric(metric)  # raises naming close metrics
+        return metric
+    if DEFAULT_METRIC in run.metrics:
+        return DEFAULT_METRIC
+    raise ConfigError(
+        f"This run has no {DEFAULT_METRIC} scores to label. Name the metric to label with "
+        f"--metric; metrics in this run: {', '.join(run.metrics) or 'none'}."
+    )
+
+
+def _claims(details: Any) -> list[Mapping[str, Any]] | None:
+    """The answer claims of one metric's details, or ``None`` when it has none."""
+    if not isinstance(details, Mapping):
+        return None
+    claims = details.get("answer_claims")
+    if not isinstance(claims, list):
+        return None
+    return [c if isinstance(c, Mapping) else {} for c in claims]
+
+
+def _marks(claim: Mapping[str, Any], claim_index: int) -> list[list[int]]:
+    """``[context, start, end, claim]`` for every context span the claim's verdict rests on."""
+    evidence = claim.get("evidence")
+    relation = evidence.get("contexts") if isinstance(evidence, Mapping) else None
+    cells = relation.get("rests_on") if isinstance(relation, Mapping) else None
+    out: list[list[int]] = []
+    for cell in cells if isinstance(cells, list) else ():
+        if not isinstance(cell, Mapping):
+            continue
+        index = cell.get("index")
+        spans = cell.get("spans")
+        if isinstance(index, bool) or not isinstance(index, int):
+            continue
+        for span in spans if isinstance(spans, list) else ():
+            if (
+                isinstance(span, list)
+                and len(span) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) for x in span)
+                and 0 <= span[0] < span[1]
+            ):
+                out.append([index, span[0], span[1], claim_index])
+    return out
+
+
+def _inputs(run: Run, results: Path, indices: Sequence[int], data: Any) -> tuple[dict, str | None]:
+    """The input texts of the sampled rows, and why there are none when none can be read."""
+    if data is not None:
+        if isinstance(data, str | os.PathLike) and not Path(data).is_file():
+            raise DataError(
+                f"--data {os.fspath(data)!r} is not a file. Give the file the run scored."
+            )
+        return read_inputs(data, indices), None
+    source = recorded_input(run.info, results)
+    if source is None:
+        named = run.info.get("data")
+        why = (
+            f"the input the run record names ({named!r}) is not there unchanged"
+            if isinstance(named, str)
+            else "the run record names no input file"
+        )
+        return {}, why
+    try:
+        return read_inputs(source, indices), None
+    except (RagmeterError, OSError, ValueError) as exc:
+        return {}, f"the input {str(source)!r} could not be read: {exc}"
+
+
+def build_label_page(
+    results: str | os.PathLike[str],
+    *,
+    sample: int,
+    seed: int = 0,
+    metric: str | None = None,
+    stratified: bool = False,
+    data: Any = None,
+) -> LabelPage:
+    """The page's content for ``sample`` rows of the run in ``results`` (see the module's
+    docstring). Rows with a defined score of the metric are the ones sampled; ``data`` is the
+    input the run scored (default: the file its run record names, when unchanged)."""
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+        raise ConfigError(f"--sample must be an integer >= 1. Got {sample!r}.")
+    results = Path(results)
+    run = load_run(results, keep_details=False)
+    name = _choose_metric(run, metric)
+    info = run.metric(name)
+    column = run.column(name)
+    if not column.positions:
+        raise DataError(
+            f"No row of {str(results)!r} has a defined {name} score, so there is nothing to "
+            "label. Pick another metric with --metric."
+        )
+    indices = [run.rows[p].index for p in column.positions]
+    if stratified:
+        chosen = stratified_sample(
+            indices, column.values, sample, seed=seed, lower=info.lower, upper=info.upper
+        )
+    else:
+        chosen = uniform_sample(indices, sample, seed=seed)
+    by_index = {row.index: row for row in run.rows}
+    details = read_details(results, chosen)
+    claims = {i: _claims(details.get(i, {}).get(name)) for i in chosen}
+    kind = "claims" if any(c for c in claims.values()) else "score"
+    texts, missing = _inputs(run, results, chosen, data)
+    ids = _row_ids(run)
+    env = _env_secrets()
+    rows = []
+    items = 0
+    for index in chosen:
+        row = by_index[index]
+        rows.append(_page_row(row, ids[index], texts.get(index, {}), claims[index], kind, env))
+        items += len(rows[-1]["claims"]) if kind == "claims" else 1
+    selection = STRATIFIED if stratified else UNIFORM
+    key = hashlib.sha256(
+        json.dumps([str(results.resolve()), name, selection, seed, chosen]).encode()
+    ).hexdigest()[:16]
+    payload = {
+        "key": f"ragmeter-labels:{key}",
+        "results": results.name,
+        "metric": name,
+        "description": info.description,
+        "kind": kind,
+        "selection": selection,
+        "seed": seed,
+        "population": len(indices),
+        "range": [info.lower, info.upper],
+        "rows": rows,
+    }
+    return LabelPage(payload=payload, rows=len(rows), items=items, missing_texts=missing)
+
+
+def _page_row(
+    row: ReportRow,
+    row_id: str | int,
+    given: Mapping[str, Any],
+    claims: list[Mapping[str, Any]] | None,
+    kind: str,
+    env: list[str],
+) -> dict[str, Any]:
+    question, _ = _text(given.get("question", row.question), env)
+    answer, _ = _text(given.get("answer", row.answer), env)
+    raw_contexts = given.get("contexts", row.contexts)
+    contexts: list[str] = []
+    intact: list[bool] = []
+    for context in list(raw_contexts or ())[:MAX_CONTEXTS]:
+        text, same = _text(context, env)
+        contexts.append(text or "")
+        intact.append(same)
+    shown = []
+    marks: list[list[int]] = []
+    for i, claim in enumerate(claims or () if kind == "claims" else ()):
+        text, _ = _text(claim.get("claim", ""), env)
+        shown.append(text or "")
+        for mark in _marks(claim, i):
+            j, end = mark[0], mark[2]
+            if j < len(contexts) and intact[j] and end <= len(contexts[j]):
+                marks.append(mark)
+    return {
+        "id": row_id,
+        "index": row.index,
+        "question": question,
+        "answer": answer,
+        "contexts": contexts if raw_contexts is not None else None,
+        "more_contexts": max(0, len(raw_contexts or ()) - MAX_CONTEXTS),
+        "claims": shown,
+        "marks": marks,
+    }
+
+
+def _asset(name: str) -> str:
+    return resources.files("ragmeter.report.labels").joinpath(name).read_text(encoding="utf-8")
+
+
+def _script_json(payload: Mapping[str, Any]) -> str:
+    """``payload`` as JSON that cannot end its ``<script>`` element or open a comment."""
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def render_label_page(page: LabelPage) -> str:
+    """The page as one HTML document (script, styles and data inline)."""
+    payload = page.payload
+    title = f"ragmeter labels: {payload['metric']} · {payload['results']}"
+    escaped = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return (
+        "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name=viewport content="width=device-width,initial-scale=1">'
+        f"<title>{escaped}</title><style>{_asset('page.css')}</style></head>"
+        "<body><div id=app><noscript>This page needs JavaScript to label rows.</noscript></div>"
+        f'<script id=data type="application/json">{_script_json(payload)}</script>'
+        f"<script>{_asset('page.js')}</script></body></html>\n"
+    )
+
+
+def write_label_page(
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    sample: int,
+    seed: int = 0,
+    metric: str | None = None,
+    stratified: bool = False,
+    data: Any = None,
+) -> LabelPage:
+    """Write the labelling page of ``sample`` rows of ``results`` to ``out`` (see
+    :func:`build_label_page`); returns what it holds."""
+    inputs: dict[str, Any] = {
+        "RESULTS": results,
+        "the run record of RESULTS": sidecar_path(results),
+    }
+    if isinstance(data, str | os.PathLike):
+        inputs["--data"] = data
+    check_outputs(inputs, {"--out": out})
+    page = build_label_page(
+        results, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
+    )
+    text = render_label_page(page)
+    make_parent(out)
+    target = Path(out)
+    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        part.write_text(text, encoding="utf-8", errors="replace")
+        os.replace(part, target)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    return page

@@ -1,0 +1,107 @@
+"""The labelling page in a real headless Chromium: key presses and clicks label claims and
+rows, the labels survive a reload (localStorage), and Export downloads labels.jsonl."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from ragmeter.report.labels.page import write_label_page
+from ragmeter.report.labels.sample import uniform_sample
+
+
+def labels(blob: bytes) -> list[dict]:
+    text = blob.decode("utf-8")
+    assert text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, browser, tmp_path):
+    page = write_label_page(labelled_run, tmp_path / "labels.html", sample=4, seed=3)
+    ids = [f"q{i}" for i in uniform_sample(list(range(12)), 4, seed=3)]
+    browser.open(tmp_path / "labels.html")
+    assert browser.js("document.title").startswith("ragmeter labels: faithfulness")
+    assert "PWNED" not in browser.js("document.title")  # the question's script is text
+    assert browser.js("document.querySelector('main').textContent").count("<script>") == 4
+    assert browser.js("document.getElementById('progress').textContent") == "0 of 12 labelled"
+    assert browser.js("document.querySelector('.item.cur').dataset.item") == "0"
+    # The first claim's evidence (context 0's first sentence) is marked as the current one.
+    marked = "[...document.querySelectorAll('mark.on')].map(m => m.textContent)"
+    assert browser.js(marked) == ["Paris is the capital of France"]
+
+    browser.press("s")  # claim 0 of the first row: supported, then the next claim
+    browser.press("n")  # claim 1: not supported
+    browser.press("j")  # claim 2 skipped
+    browser.press("u")  # claim 0 of the second row: can't tell
+    browser.press("k")
+    browser.press("k")  # back to claim 2 of the first row
+    assert browser.js("document.querySelector('.item.cur').dataset.item") == "2"
+    browser.press("s")
+    browser.click("#labeller")
+    browser.type("ana")
+    browser.press("Enter")
+    browser.click('[data-item="7"] button[data-label="not_supported"]')
+    browser.click('[data-item="8"] button[data-label="supported"]')
+    browser.press("x")  # clears the current item, the one just clicked
+    assert browser.js("document.getElementById('progress').textContent") == "5 of 12 labelled"
+
+    browser.reload()  # what was labelled is kept in localStorage
+    assert browser.js("document.getElementById('progress').textContent") == "5 of 12 labelled"
+    assert browser.js("document.getElementById('labeller').value") == "ana"
+    selected = "[...document.querySelectorAll('button.sel')].map(b => b.dataset.label)"
+    assert browser.js(selected) == [
+        "supported",
+        "not_supported",
+        "supported",
+        "unsure",
+        "not_supported",
+    ]
+
+    name, blob = browser.download("#export")
+    assert name == "labels.jsonl"
+    got = labels(blob)
+    assert [(g["id"], g["claim"], g["label"]) for g in got] == [
+        (ids[0], 0, "supported"),
+        (ids[0], 1, "not_supported"),
+        (ids[0], 2, "supported"),
+        (ids[1], 0, "unsure"),
+        (ids[2], 1, "not_supported"),
+    ]
+    for line in got:
+        assert set(line) == {"id", "claim", "label", "source", "labeller", "time", "selection"}
+        assert line["source"] == "answer"
+        assert line["selection"] == "uniform"
+        assert line["labeller"] == "ana"
+        assert datetime.fromisoformat(line["time"].replace("Z", "+00:00")).year >= 2024
+    assert page.items == 12
+
+
+def test_a_row_level_metric_is_scored_by_keys_and_by_typing(labelled_run, browser, tmp_path):
+    write_label_page(labelled_run, tmp_path / "labels.html", sample=3, seed=1, metric="k_precision")
+    ids = [f"q{i}" for i in uniform_sample(list(range(12)), 3, seed=1)]
+    browser.open(tmp_path / "labels.html")
+    assert browser.js("document.getElementById('progress').textContent") == "0 of 3 labelled"
+    browser.press("4")  # row 0: 0.75, then the next row
+    browser.click('[data-item="1"] input')
+    browser.type("0.3")
+    browser.press("Enter")  # row 1: 0.3, then the next row
+    browser.press("5")  # row 2: 1
+    assert browser.js("document.getElementById('progress').textContent") == "3 of 3 labelled"
+    _, blob = browser.download("#export")
+    got = labels(blob)
+    assert [(g["id"], g["metric"], g["value"]) for g in got] == [
+        (ids[0], "k_precision", 0.75),
+        (ids[1], "k_precision", 0.3),
+        (ids[2], "k_precision", 1),
+    ]
+    assert all("labeller" not in g and g["selection"] == "uniform" for g in got)
+
+
+def test_a_stratified_page_says_so_and_marks_every_label(labelled_run, browser, tmp_path):
+    write_label_page(labelled_run, tmp_path / "look.html", sample=2, seed=0, stratified=True)
+    browser.open(tmp_path / "look.html")
+    note = browser.js("document.getElementById('selection').textContent")
+    assert "for looking only" in note and "never used for estimates" in note
+    browser.press("n")
+    _, blob = browser.download("#export")
+    assert [g["selection"] for g in labels(blob)] == ["stratified"]
