@@ -10,10 +10,13 @@ from ragmeter.report.labels.page import write_label_page
 from ragmeter.report.labels.sample import uniform_sample
 
 
-def labels(blob: bytes) -> list[dict]:
+def labels(blob: bytes, **selection) -> list[dict]:
+    """The label lines of an export, after checking its first line: how rows were chosen."""
     text = blob.decode("utf-8")
     assert text.endswith("\n")
-    return [json.loads(line) for line in text.splitlines()]
+    first, *lines = (json.loads(line) for line in text.splitlines())
+    assert first == selection
+    return lines
 
 
 def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, browser, tmp_path):
@@ -59,7 +62,7 @@ def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, br
 
     name, blob = browser.download("#export")
     assert name == "labels.jsonl"
-    got = labels(blob)
+    got = labels(blob, selection="uniform", sample=4, seed=3, of_rows=12)
     assert [(g["id"], g["claim"], g["label"]) for g in got] == [
         (ids[0], 0, "supported"),
         (ids[0], 1, "not_supported"),
@@ -88,7 +91,7 @@ def test_a_row_level_metric_is_scored_by_keys_and_by_typing(labelled_run, browse
     browser.press("5")  # row 2: 1
     assert browser.js("document.getElementById('progress').textContent") == "3 of 3 labelled"
     _, blob = browser.download("#export")
-    got = labels(blob)
+    got = labels(blob, selection="uniform", sample=3, seed=1, of_rows=12)
     assert [(g["id"], g["metric"], g["value"]) for g in got] == [
         (ids[0], "k_precision", 0.75),
         (ids[1], "k_precision", 0.3),
@@ -104,4 +107,5 @@ def test_a_stratified_page_says_so_and_marks_every_label(labelled_run, browser, 
     assert "for looking only" in note and "never used for estimates" in note
     browser.press("n")
     _, blob = browser.download("#export")
-    assert [g["selection"] for g in labels(blob)] == ["stratified"]
+    got = labels(blob, selection="stratified", sample=2, seed=0, of_rows=12)
+    assert [g["selection"] for g in got] == ["stratified"]

@@ -305,6 +305,11 @@
       flash("Nothing labelled yet.");
       return;
     }
+    // First, how the rows were chosen (the line without an id that label readers look for).
+    lines.unshift(JSON.stringify({
+      selection: data.selection, sample: data.rows.length, seed: data.seed,
+      of_rows: data.population
+    }));
     var blob = new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" });
     var link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
@@ -315,7 +320,7 @@
       URL.revokeObjectURL(link.href);
       link.remove();
     }, 1000);
-    flash("Exported " + lines.length + " labels to labels.jsonl.");
+    flash("Exported " + (lines.length - 1) + " labels to labels.jsonl.");
   }
 
   function onKey(event) {

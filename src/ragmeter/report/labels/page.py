@@ -15,8 +15,10 @@ Two kinds of page, chosen by the metric:
   ``not_supported`` or ``unsure`` (can't tell).
 - *score*: any other metric; the person gives the row a score in the metric's range.
 
-The export (``labels.jsonl``) writes one line per label, in the page's order::
+The export (``labels.jsonl``) writes a first line saying how the rows were chosen, then one
+line per label, in the page's order (the format :mod:`ragmeter.io.labels` reads)::
 
+    {"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000}
     {"id": "q7", "claim": 0, "label": "supported", "source": "answer",
      "labeller": "ana", "time": "2026-01-02T03:04:05.678Z", "selection": "uniform"}
     {"id": "q7", "metric": "context_relevance", "value": 0.75, "labeller": "ana",
