@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from ragmeter.io.labels import read_labels
 from ragmeter.report.labels.page import write_label_page
 from ragmeter.report.labels.sample import uniform_sample
 
@@ -77,6 +78,17 @@ def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, br
         assert line["labeller"] == "ana"
         assert datetime.fromisoformat(line["time"].replace("Z", "+00:00")).year >= 2024
     assert page.items == 12
+    # ragmeter's label reader (calibrate's) reads the export as it was downloaded.
+    (tmp_path / "labels.jsonl").write_bytes(blob)
+    read = read_labels(tmp_path / "labels.jsonl")
+    assert read.selection == "uniform" and read.refusal() is None
+    assert [(c.id, c.claim, c.value) for c in read.claims] == [
+        (ids[0], 0, 1.0),
+        (ids[0], 1, 0.0),
+        (ids[0], 2, 1.0),
+        (ids[1], 0, None),
+        (ids[2], 1, 0.0),
+    ]
 
 
 def test_a_row_level_metric_is_scored_by_keys_and_by_typing(labelled_run, browser, tmp_path):
@@ -109,3 +121,5 @@ def test_a_stratified_page_says_so_and_marks_every_label(labelled_run, browser, 
     _, blob = browser.download("#export")
     got = labels(blob, selection="stratified", sample=2, seed=0, of_rows=12)
     assert [g["selection"] for g in got] == ["stratified"]
+    (tmp_path / "labels.jsonl").write_bytes(blob)
+    assert "not a uniform random sample" in read_labels(tmp_path / "labels.jsonl").refusal()
