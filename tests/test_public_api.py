@@ -7,6 +7,7 @@ import ragmeter
 PUBLIC = {
     "CacheError",
     "ConfigError",
+    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",
@@ -25,6 +26,7 @@ PUBLIC = {
     "Usage",
     "__version__",
     "aevaluate",
+    "calibrate",
     "evaluate",
     "list_metrics",
     "metric",

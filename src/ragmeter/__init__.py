@@ -29,12 +29,14 @@ Names that look alike, told apart once:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ragmeter import result as _result
 from ragmeter._version import __version__
+from ragmeter.config.criteria import Criterion
 from ragmeter.errors import (
     CacheError,
     ConfigError,
@@ -53,6 +55,10 @@ from ragmeter.runner.progress import ProgressFunction
 from ragmeter.scoring.statistics import Summary
 from ragmeter.settings import Settings
 from ragmeter.types import Failure, Judge, MetricSpec, RowResult, Sample, Score, Usage
+
+if TYPE_CHECKING:
+    from ragmeter.io.labels import LabelSet
+    from ragmeter.report.calibration import Calibration
 
 
 def evaluate(
@@ -164,6 +170,29 @@ def _figure(result: RunResult, metric: str) -> Any:
 _result.install_plotter(_figure)
 
 
+def calibrate(results: Any, labels: str | os.PathLike[str] | LabelSet) -> Calibration:
+    """Calibrate a run's judge with human labels: per labelled metric, the judge's agreement
+    and bias, and the mean from the judge, from the labels and prediction-powered (PPI++),
+    each with a 95% interval (``docs/calibration.md``).
+
+    ``results`` is a results ``.jsonl`` path, a :class:`RunResult` or a
+    :class:`ragmeter.report.Run`; ``labels`` a labels file (JSONL or CSV) or a
+    :class:`ragmeter.io.labels.LabelSet`. Returns a
+    :class:`ragmeter.report.calibration.Calibration`: ``.as_dict()`` is the JSON object of
+    ``ragmeter calibrate --json``, ``cal["faithfulness"].calibrated.ci`` an interval.
+    """
+    from ragmeter.io.labels import LabelSet, read_labels
+    from ragmeter.report.calibration import calibrate_run
+    from ragmeter.report.load import as_run, load_run
+
+    label_set = labels if isinstance(labels, LabelSet) else read_labels(labels)
+    if isinstance(results, str | os.PathLike):
+        run = load_run(results, keep_details=False)  # labelled rows' details read on demand
+    else:
+        run = as_run(results)
+    return calibrate_run(run, label_set)
+
+
 def list_metrics() -> list[MetricSpec]:
     """Every registered metric with what it needs."""
     from ragmeter.metrics.registry import all_specs
@@ -174,6 +203,7 @@ def list_metrics() -> list[MetricSpec]:
 __all__ = [
     "CacheError",
     "ConfigError",
+    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",
@@ -192,6 +222,7 @@ __all__ = [
     "Usage",
     "__version__",
     "aevaluate",
+    "calibrate",
     "evaluate",
     "list_metrics",
     "metric",

@@ -361,6 +361,22 @@ def evaluate(
             metavar="N", help="Ray scoring workers (default: one per CPU); share --max-concurrency."
         ),
     ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Human labels (JSONL or CSV) to calibrate the judge with after the run: "
+            "agreement, bias, PPI++ intervals (docs/calibration.md).",
+        ),
+    ] = None,
+    gate: Annotated[
+        str,
+        typer.Option(
+            metavar="WHAT",
+            help="What --fail-under compares: 'mean' (the judge's mean) or 'calibrated' (the "
+            "calibrated 95% interval's bound; needs --labels).",
+        ),
+    ] = "mean",
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
     from ragmeter.io.paths import check_outputs, is_stdout
@@ -394,6 +410,11 @@ def evaluate(
             _check_group_by(data, columns, group_by)
         load_plugins(plugin)
         gates = parse_thresholds(fail_under or [], "--fail-under")
+        from ragmeter.cli import calibrate as cal
+
+        cal.check_gate_option(gate, labels)
+        if labels is not None and to_stdout:
+            raise ConfigError("--labels reads the results back: give --out a file, not '-'.")
         with as_flags():
             settings = Settings(
                 judge=judge,
@@ -454,6 +475,8 @@ def evaluate(
             )
         else:
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
+        # Before the report, which shows it from the run record.
+        calibration = cal.calibrate_after_run(result, out, labels)
         if report is not None:
             from ragmeter.report.html import write_run_report
 
@@ -469,11 +492,16 @@ def evaluate(
         err_console.print(f"Results: {out}", markup=False)
     if report is not None:
         err_console.print(f"Report: {report}", markup=False)
+    if calibration is not None and not quiet:
+        cal.print_calibration(calibration, console=err_console if to_stdout else out_console)
     problem = unusable_run(result, gates)
     if problem is not None:
         _fail(problem)
         return
-    failed = check_gates(result, gates)
+    if gate == "calibrated":
+        failed = cal.check_calibrated_gates(calibration, gates)
+    else:
+        failed = check_gates(result, gates)
     if failed:
         for line in failed:
             err_console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
@@ -726,11 +754,13 @@ def list_metrics(
 
 def _register_commands() -> None:
     """Commands defined beside the code they drive (reports, meta-evaluation)."""
+    from ragmeter.cli.calibrate import register as register_calibrate
     from ragmeter.cli.metaeval import register as register_metaeval
     from ragmeter.report.cli import register as register_report
 
     register_report(app)
     register_metaeval(app)
+    register_calibrate(app)
 
 
 _register_commands()

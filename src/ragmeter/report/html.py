@@ -23,6 +23,7 @@ import numpy as np
 
 from ragmeter.errors import DataError, RagmeterError
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
+from ragmeter.report.calibration_html import calibration_section
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.load import (
     MetricInfo,
@@ -956,6 +957,7 @@ def render_report(
         _group_section(w, r, group_by, metrics, t, top_signs)
     if comparison is not None and base is not None:
         _baseline_section(w, comparison, base)
+    w.add(calibration_section(r.info))  # a run calibrated with --labels; else nothing
     _usage_section(w, r.info)
     _config_section(w, r)
     w.add("</main></body></html>\n")

@@ -1,0 +1,512 @@
+"""Calibrate a run's judge with human labels: agreement, bias, and the mean three ways.
+
+For every metric the labels cover: the judge's agreement with people on the labelled rows
+(claims), its bias, and the population mean from the judge alone, from the labels alone and
+prediction-powered (PPI++, :func:`ragmeter.scoring.ppi.ppi_mean`), each with a 95% interval.
+
+Row-level labels (``{"id", "metric", "value"}``) pair a person's score ``Y`` with the judge's
+score ``f`` of the same row and metric. Claim-level labels (``{"id", "claim", "label"}``) are
+verdicts on single claims; every metric that is a share of claims is calibrated from them by
+re-aggregation (:data:`CLAIM_METRICS`): on a labelled row, ``Y`` is the metric computed again
+with each labelled claim's verdict replaced by the people's (the share of them who said
+supported; ``unsure`` left out), each unlabelled claim's by the corrected verdict rate (the
+share of labelled claims people called supported among those the judge called supported, or
+among those it did not, as the judge called this claim, smoothed toward the judge's verdict by
+one pseudo-claim), and the verdicts of kinds nobody
+labelled kept as the judge gave them. ``f`` is the judge's recorded score of every row. PPI++
+then runs over rows.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragmeter.errors import DataError
+from ragmeter.io.labels import ClaimLabel, LabelSet, RowLabel
+from ragmeter.report.load import ReportRow, Run, read_details
+from ragmeter.scoring import ppi
+
+__all__ = [
+    "CLAIM_METRICS",
+    "Calibration",
+    "MetricCalibration",
+    "calibrate_run",
+]
+
+#: A verdict kind: (whose claims, checked against what).
+Kind = tuple[str, str]
+A_CTX: Kind = ("answer", "contexts")
+A_REF: Kind = ("answer", "reference")
+R_ANS: Kind = ("reference", "answer")
+R_CTX: Kind = ("reference", "contexts")
+
+#: Claim-share metrics: whose claims they average over and the verdict kinds they read.
+CLAIM_METRICS: dict[str, tuple[str, tuple[Kind, ...]]] = {
+    "faithfulness": ("answer", (A_CTX,)),
+    "faithfulness_support": ("answer", (A_CTX,)),
+    "claim_precision": ("answer", (A_REF,)),
+    "claim_precision_support": ("answer", (A_REF,)),
+    "hallucination": ("answer", (A_REF, A_CTX)),
+    "self_knowledge": ("answer", (A_REF, A_CTX)),
+    "noise_sensitivity_relevant": ("answer", (A_REF, A_CTX)),
+    "noise_sensitivity_irrelevant": ("answer", (A_REF, A_CTX)),
+    "claim_recall": ("reference", (R_ANS,)),
+    "context_claim_recall": ("reference", (R_CTX,)),
+}
+
+
+def _kind_name(kind: Kind) -> str:
+    return f"{kind[0]} claims against the {kind[1]}"
+
+
+def _interval(
+    est: ppi.MeanEstimate | None, bounds: tuple[float, float] | None = None
+) -> dict[str, Any]:
+    """``{"mean", "ci"}``; with ``bounds``, the interval cut to the metric's range (a mean
+    outside it is impossible, so cutting keeps the coverage)."""
+    if est is None:
+        return {"mean": None, "ci": None}
+    if est.ci is None:
+        return {"mean": est.mean, "ci": None}
+    low, high = est.ci
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return {"mean": est.mean, "ci": [low, high]}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricCalibration:
+    """One metric's calibration (see :meth:`as_dict` for the JSON shape)."""
+
+    metric: str
+    level: str  # "rows" or "claims"
+    n_labels: int
+    n_rows: int
+    n_labelled_rows: int
+    agreement: dict[str, Any]
+    bias: ppi.MeanEstimate | None
+    judge: ppi.MeanEstimate | None
+    labels: ppi.MeanEstimate | None
+    calibrated: ppi.MeanEstimate | None
+    how: str
+    higher_is_better: bool = True
+    refused: str | None = None
+    notes: tuple[str, ...] = ()
+    #: The metric's range; intervals are cut to it.
+    bounds: tuple[float, float] = (0.0, 1.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        calibrated = _interval(self.calibrated, self.bounds)
+        if self.calibrated is not None:
+            calibrated["tuning"] = self.calibrated.tuning
+        labels = _interval(self.labels, self.bounds)
+        if self.refused:
+            calibrated["refused"] = labels["refused"] = self.refused
+        return {
+            "n_labels": self.n_labels,
+            "n_rows": self.n_rows,
+            "n_labelled_rows": self.n_labelled_rows,
+            "level": self.level,
+            "agreement": self.agreement,
+            "bias": _interval(self.bias),
+            "judge": _interval(self.judge, self.bounds),
+            "labels": labels,
+            "calibrated": calibrated,
+            "higher_is_better": self.higher_is_better,
+            "how": self.how,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Every labelled metric's calibration, and how the labels were chosen."""
+
+    metrics: dict[str, MetricCalibration]
+    selection: str | None
+    labels_path: str
+    notes: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        """One JSON object keyed by metric (``ragmeter calibrate --json``)."""
+        return {name: m.as_dict() for name, m in self.metrics.items()}
+
+    def __getitem__(self, metric: str) -> MetricCalibration:
+        return self.metrics[metric]
+
+
+# ----------------------------------------------------------------------------- rows
+
+
+def _row_lookup(run: Run) -> Callable[[str, str], int]:
+    """A function from a label's id (and line) to the row's position in ``run.rows``."""
+    by_id: dict[str, int] = {}
+    by_index: dict[str, int] = {}
+    for pos, row in enumerate(run.rows):
+        if row.id is not None:
+            by_id.setdefault(str(row.id), pos)
+        by_index[str(row.index)] = pos
+
+    def find(row_id: str, where: str) -> int:
+        pos = by_id.get(row_id)
+        if pos is None:
+            pos = by_index.get(row_id)
+        if pos is None:
+            close = difflib.get_close_matches(row_id, list(by_id)[:100_000], n=3)
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise DataError(
+                f"{where}: row {row_id!r} is not in the results ({len(run.rows)} rows).{hint} "
+                "Give the row's id as the results have it (its 'id', or its 'index')."
+            )
+        return pos
+
+    return find
+
+
+def _estimates(
+    y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, refused: str | None
+) -> tuple[ppi.MeanEstimate | None, ...]:
+    judge = ppi.judge_mean(f_all) if f_all.size else None
+    if refused or y.size == 0:
+        return judge, None, None, (ppi.judge_bias(y, f_lab) if y.size else None)
+    return (
+        judge,
+        ppi.labels_mean(y),
+        ppi.ppi_mean(y, f_lab, f_all),
+        ppi.judge_bias(y, f_lab),
+    )
+
+
+def _is_binary(values: np.ndarray) -> bool:
+    return bool(values.size) and bool(np.isin(values, (0.0, 1.0)).all())
+
+
+def _row_agreement(y: np.ndarray, f: np.ndarray) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "n": int(y.size),
+        "spearman": ppi.spearman(y, f) if y.size else None,
+        "mae": ppi.mean_absolute_error(y, f),
+    }
+    if _is_binary(y) and _is_binary(f):
+        out["balanced_accuracy"] = ppi.balanced_accuracy(y, f)
+        out["cohen_kappa"] = ppi.cohen_kappa(y, f)
+    if _is_binary(y):
+        out["auroc"] = ppi.auroc(y, f)
+    return out
+
+
+def _row_level(
+    run: Run,
+    metric: str,
+    labels: Sequence[RowLabel],
+    find: Callable,
+    refused: str | None,
+    path: str,
+) -> MetricCalibration:
+    info = run.metric(metric)
+    column = run.column(metric)
+    scored = dict(zip(column.positions, column.values, strict=True))
+    by_row: dict[int, list[float]] = defaultdict(list)
+    notes: list[str] = []
+    for label in labels:
+        pos = find(label.id, f"{path}, line {label.line}")
+        if not info.lower <= label.value <= info.upper:
+            raise DataError(
+                f"{path}, line {label.line}: {metric} lies in [{info.lower:g}, "
+                f"{info.upper:g}]; the label's value is {label.value!r}."
+            )
+        by_row[pos].append(label.value)
+    unscored = [pos for pos in by_row if pos not in scored]
+    if unscored:
+        notes.append(
+            f"{len(unscored)} labelled row(s) have no judge score for {metric} (undefined or "
+            "failed) and are left out."
+        )
+    kept = [pos for pos in by_row if pos in scored]
+    y = np.array([np.mean(by_row[pos]) for pos in kept], dtype=float)
+    f_lab = np.array([scored[pos] for pos in kept], dtype=float)
+    f_all = np.asarray(column.values, dtype=float)
+    judge, alone, calibrated, bias = _estimates(y, f_lab, f_all, refused)
+    return MetricCalibration(
+        metric=metric,
+        level="rows",
+        n_labels=sum(len(by_row[pos]) for pos in kept),
+        n_rows=int(f_all.size),
+        n_labelled_rows=len(kept),
+        agreement=_row_agreement(y, f_lab),
+        bias=bias,
+        judge=judge,
+        labels=alone,
+        calibrated=calibrated,
+        how=(
+            "row-level labels: each labelled row's score (the mean of its labels) against the "
+            "judge's score of that row; PPI++ over the rows with a score."
+        ),
+        higher_is_better=info.higher_is_better,
+        bounds=(info.lower, info.upper),
+        refused=refused,
+        notes=tuple(notes),
+    )
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+def _support(evidence: Any, against: str, verdict: bool) -> float:
+    """The judge's support for a verdict: the best premise's, else the verdict (0/1)."""
+    key = {"contexts": "contexts", "reference": "references", "answer": "answer"}[against]
+    part = evidence.get(key) if isinstance(evidence, Mapping) else None
+    rests = part.get("rests_on") if isinstance(part, Mapping) else None
+    supports = [r.get("support") for r in rests or () if isinstance(r, Mapping)]
+    supports = [float(s) for s in supports if isinstance(s, int | float)]
+    return max(supports) if supports else float(verdict)
+
+
+def _claims_of(details: Mapping[str, Any], source: str) -> list[Mapping[str, Any]] | None:
+    if source == "answer":
+        items = details.get("answer_claims")
+        return list(items) if isinstance(items, list) else None
+    refs = details.get("reference_claims")
+    if not isinstance(refs, list):
+        return None
+    return [c for ref in refs if isinstance(ref, list) for c in ref]
+
+
+def _judge_verdict(claim: Mapping[str, Any], kind: Kind) -> bool | None:
+    if kind[1] == "contexts":
+        ctx = claim.get("contexts")
+        return None if not isinstance(ctx, list) else bool(ctx)
+    key = "correct" if kind == A_REF else "in_answer"
+    value = claim.get(key)
+    return None if not isinstance(value, bool) else value
+
+
+def _row_value(
+    metric: str,
+    claims: Sequence[Mapping[str, Any]],
+    verdicts: Callable[[int, Kind], float],
+    relevant: set[int] | None,
+) -> float | None:
+    """``metric`` of one row, with each claim's probability of each verdict kind."""
+    values = []
+    for i, claim in enumerate(claims):
+        if metric in ("hallucination", "self_knowledge") or metric.startswith("noise"):
+            correct, in_ctx = verdicts(i, A_REF), verdicts(i, A_CTX)
+            if metric == "hallucination":
+                values.append((1 - correct) * (1 - in_ctx))
+            elif metric == "self_knowledge":
+                values.append(correct * (1 - in_ctx))
+            else:
+                entailing = set(claim.get("contexts") or ())
+                # The judge's entailing contexts say whether a relevant one is among them;
+                # where the judge found none, any relevant context of the row is assumed.
+                rel = bool(entailing & relevant) if entailing else bool(relevant)
+                rel_share = float(rel) if metric.endswith("_relevant") else float(not rel)
+                values.append((1 - correct) * in_ctx * rel_share)
+        else:
+            values.append(verdicts(i, CLAIM_METRICS[metric][1][0]))
+    return float(np.mean(values)) if values else None
+
+
+def _claim_level(
+    run: Run,
+    metric: str,
+    labels: Sequence[ClaimLabel],
+    details: Mapping[int, Mapping[str, Any]],
+    find: Callable,
+    refused: str | None,
+    path: str,
+) -> MetricCalibration | None:
+    source, kinds = CLAIM_METRICS[metric]
+    info = run.metric(metric)
+    column = run.column(metric)
+    scored = dict(zip(column.positions, column.values, strict=True))
+    f_all = np.asarray(column.values, dtype=float)
+    # Human values per (row, kind, claim), and the judge's verdicts and supports.
+    human: dict[tuple[int, Kind, int], list[float]] = defaultdict(list)
+    n_labels = 0
+    for label in labels:
+        kind = (label.source, label.against)
+        if kind not in kinds:
+            continue
+        pos = find(label.id, f"{path}, line {label.line}")
+        row_details = details.get(pos, {}).get(metric)
+        claims = _claims_of(row_details, source) if isinstance(row_details, Mapping) else None
+        if claims is None:
+            continue  # the row has no score or no claim details for this metric
+        if label.claim >= len(claims):
+            raise DataError(
+                f"{path}, line {label.line}: row {label.id!r} has {len(claims)} {source} claim(s) "
+                f"(0 to {len(claims) - 1}); the label names claim {label.claim}."
+            )
+        n_labels += 1
+        if label.value is not None:
+            human[(pos, kind, label.claim)].append(label.value)
+    if not human:
+        return None
+    # Claim-level agreement and the corrected verdict rates per kind.
+    rates: dict[Kind, dict[bool, float]] = {}
+    agreement: dict[str, Any] = {"level": "claims"}
+    for kind in kinds:
+        ys, verdicts, supports = [], [], []
+        for (pos, k, i), values in human.items():
+            if k != kind:
+                continue
+            claim = _claims_of(details[pos][metric], source)[i]  # type: ignore[index]
+            verdict = _judge_verdict(claim, kind)
+            if verdict is None:
+                continue
+            ys.append(float(np.mean(values)))
+            verdicts.append(float(verdict))
+            supports.append(_support(claim.get("evidence"), kind[1], verdict))
+        if not ys:
+            continue
+        y, v = np.array(ys), np.array(verdicts)
+        observed = {
+            c: float(y[v == float(c)].mean()) if (v == float(c)).any() else None
+            for c in (True, False)
+        }
+        # Smoothed toward the judge's verdict by one pseudo-claim, so that a class with few
+        # labels moves little (and one with none keeps the judge's verdict).
+        rates[kind] = {
+            c: float((y[v == float(c)].sum() + float(c)) / ((v == float(c)).sum() + 1))
+            for c in (True, False)
+        }
+        decided = (y != 0.5).nonzero()[0]
+        yb = (y[decided] > 0.5).astype(float)
+        agreement[_kind_name(kind)] = {
+            "n": int(y.size),
+            "balanced_accuracy": ppi.balanced_accuracy(yb, v[decided]),
+            "cohen_kappa": ppi.cohen_kappa(yb, v[decided]),
+            "auroc": ppi.auroc(yb, np.array(supports)[decided]),
+            "people_supported_when_judge_supported": observed[True],
+            "people_supported_when_judge_did_not": observed[False],
+        }
+    if not rates:
+        return None
+    rows = sorted({pos for pos, _, _ in human})
+    y_rows, f_rows = [], []
+    dropped = 0
+    for pos in rows:
+        if pos not in scored:
+            dropped += 1
+            continue
+        row_details = details[pos][metric]
+        claims = _claims_of(row_details, source) or []
+        relevant = set(row_details.get("relevant_contexts") or ())
+
+        def verdict_of(i: int, kind: Kind, pos: int = pos, claims: Sequence = claims) -> float:
+            values = human.get((pos, kind, i))
+            if values:
+                return float(np.mean(values))
+            judged = _judge_verdict(claims[i], kind)
+            if judged is None:
+                return 0.0
+            return rates[kind][judged] if kind in rates else float(judged)
+
+        value = _row_value(metric, claims, verdict_of, relevant)
+        if value is None:
+            dropped += 1
+            continue
+        y_rows.append(value)
+        f_rows.append(scored[pos])
+    y, f_lab = np.array(y_rows), np.array(f_rows)
+    judge, alone, calibrated, bias = _estimates(y, f_lab, f_all, refused)
+    agreement["rows"] = _row_agreement(y, f_lab)
+    labelled = [k for k in kinds if k in rates]
+    kept = [k for k in kinds if k not in rates]
+    how = (
+        f"claim-level labels ({'; '.join(map(_kind_name, labelled))}): each labelled row's "
+        f"{metric} recomputed with the people's verdicts on the labelled claims and the "
+        "corrected verdict rate (the share people called supported, given the judge's verdict) "
+        "on the others"
+        + (f", the judge's verdicts kept for {'; '.join(map(_kind_name, kept))}" if kept else "")
+        + "; PPI++ over the rows against the judge's recorded scores."
+    )
+    notes = []
+    if dropped:
+        notes.append(f"{dropped} labelled row(s) without a {metric} score are left out.")
+    return MetricCalibration(
+        metric=metric,
+        level="claims",
+        n_labels=n_labels,
+        n_rows=int(f_all.size),
+        n_labelled_rows=int(y.size),
+        agreement=agreement,
+        bias=bias,
+        judge=judge,
+        labels=alone,
+        calibrated=calibrated,
+        how=how,
+        higher_is_better=info.higher_is_better,
+        bounds=(info.lower, info.upper),
+        refused=refused,
+        notes=tuple(notes),
+    )
+
+
+def _details_of(run: Run, positions: set[int]) -> dict[int, Mapping[str, Any]]:
+    """Claim details of the rows at ``positions``: kept in memory, else read from the file."""
+    rows: Sequence[ReportRow] = run.rows
+    out = {pos: rows[pos].details for pos in positions if rows[pos].details}
+    missing = {rows[pos].index: pos for pos in positions if pos not in out}
+    if missing and run.source is not None:
+        for index, found in read_details(run.source, missing).items():
+            out[missing[index]] = found
+    return out
+
+
+def calibrate_run(run: Run, labels: LabelSet) -> Calibration:
+    """Calibrate every metric of ``run`` that ``labels`` cover (see the module docstring).
+
+    Raises :class:`~ragmeter.errors.DataError` naming the line for a label whose row, claim
+    or metric the run does not have. Labels from a non-random selection (``stratified``)
+    give agreement and bias but no labels-only or calibrated mean (``refused`` says why).
+    """
+    find = _row_lookup(run)
+    refused = labels.refusal()
+    by_metric: dict[str, list[RowLabel]] = defaultdict(list)
+    for label in labels.rows:
+        if label.metric not in run.metrics:
+            known = list(run.metrics)
+            close = difflib.get_close_matches(label.metric, known, n=3)
+            hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise DataError(
+                f"{labels.path}, line {label.line}: metric {label.metric!r} is not in the "
+                f"results.{hint} Metrics there: {', '.join(known) or 'none'}."
+            )
+        by_metric[label.metric].append(label)
+    out: dict[str, MetricCalibration] = {}
+    for metric, group in by_metric.items():
+        out[metric] = _row_level(run, metric, group, find, refused, labels.path)
+    if labels.claims:
+        positions = {find(label.id, f"{labels.path}, line {label.line}") for label in labels.claims}
+        details = _details_of(run, positions)
+        for metric in CLAIM_METRICS:
+            if metric in run.metrics and metric not in out:
+                found = _claim_level(
+                    run, metric, labels.claims, details, find, refused, labels.path
+                )
+                if found is not None:
+                    out[metric] = found
+        if not any(m.level == "claims" for m in out.values()):
+            raise DataError(
+                f"{labels.path}: the claim labels match no claim metric of the results (with "
+                "its claim details). Claim labels calibrate "
+                f"{', '.join(CLAIM_METRICS)}; run one of them with the labelled rows."
+            )
+    notes = []
+    if labels.selection is None:
+        notes.append(
+            f"{labels.path} does not say how its rows were chosen; they are taken as a uniform "
+            "random sample of the run's rows (estimates are valid only if they are)."
+        )
+    if refused:
+        notes.append(f"No labels-only or calibrated mean: {refused}")
+    return Calibration(out, labels.selection, labels.path, tuple(notes))

@@ -1,0 +1,191 @@
+"""Calibrating a run with labels: row-level and claim-level, refusal, errors, the public API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmeter
+from ragmeter.errors import DataError
+from ragmeter.scoring import ppi
+
+
+def claim_row(index: int, verdicts: list[bool], correct: list[bool] | None = None) -> dict:
+    claims = []
+    for i, v in enumerate(verdicts):
+        item = {"claim": f"claim {i}", "contexts": [0] if v else []}
+        if correct is not None:
+            item["correct"] = correct[i]
+        item["evidence"] = {"contexts": {"rests_on": [{"index": 0, "support": 0.9 if v else 0.2}]}}
+        claims.append(item)
+    faith = sum(verdicts) / len(verdicts) if verdicts else None
+    scores = {"faithfulness": faith, "answer_reward": 0.5}
+    details = {"faithfulness": {"answer_claims": claims}}
+    if correct is not None:
+        halluc = sum((not c) and (not v) for c, v in zip(correct, verdicts, strict=True))
+        scores["hallucination"] = halluc / len(verdicts)
+        details["hallucination"] = {"answer_claims": claims}
+    return {"index": index, "id": f"r{index}", "scores": scores, "details": details}
+
+
+def write_results(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def write_labels(path: Path, lines: list[dict], selection: str | None = "uniform") -> Path:
+    head = [{"selection": selection, "sample": len(lines)}] if selection else []
+    path.write_text("".join(json.dumps(x) + "\n" for x in head + lines), encoding="utf-8")
+    return path
+
+
+def test_row_level_labels_give_the_three_means_as_ppi_computes_them(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    n_rows = 300
+    judge = np.round(rng.random(n_rows), 3)
+    rows = [
+        {"index": i, "id": f"r{i}", "scores": {"answer_reward": float(judge[i])}}
+        for i in range(n_rows)
+    ]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    labelled = rng.choice(n_rows, 40, replace=False)
+    human = np.clip(judge[labelled] - 0.1 + rng.normal(0, 0.05, 40), 0, 1).round(3)
+    labels = write_labels(
+        tmp_path / "l.jsonl",
+        [
+            {"id": f"r{i}", "metric": "answer_reward", "value": float(h)}
+            for i, h in zip(labelled, human, strict=True)
+        ],
+    )
+    cal = ragmeter.calibrate(results, labels)
+    entry = cal.as_dict()["answer_reward"]
+    expected = ppi.ppi_mean(human, judge[labelled], judge)
+    assert entry["calibrated"]["mean"] == pytest.approx(expected.mean)
+    assert entry["calibrated"]["ci"] == pytest.approx(list(expected.ci))
+    assert entry["labels"]["mean"] == pytest.approx(human.mean())
+    assert entry["judge"]["mean"] == pytest.approx(judge.mean())
+    assert entry["bias"]["mean"] == pytest.approx((judge[labelled] - human).mean())
+    assert entry["n_labels"] == 40 and entry["n_rows"] == n_rows and entry["level"] == "rows"
+    assert entry["agreement"]["spearman"] > 0.9
+    assert entry["calibrated"]["ci"][1] - entry["calibrated"]["ci"][0] < (
+        entry["labels"]["ci"][1] - entry["labels"]["ci"][0]
+    )
+
+
+def test_claim_labels_recompute_faithfulness_with_the_peoples_verdicts(tmp_path: Path) -> None:
+    # Judge: claim 0 supported, claim 1 not, in every row; people disagree on claim 1.
+    rows = [claim_row(i, [True, False]) for i in range(20)]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    lines = []
+    for i in range(0, 20, 2):  # every claim of ten rows labelled
+        lines.append({"id": f"r{i}", "claim": 0, "label": "supported"})
+        lines.append({"id": f"r{i}", "claim": 1, "label": "supported"})
+    cal = ragmeter.calibrate(results, write_labels(tmp_path / "l.jsonl", lines))
+    entry = cal.as_dict()["faithfulness"]
+    assert entry["level"] == "claims" and entry["n_labels"] == 20
+    assert entry["judge"]["mean"] == pytest.approx(0.5)
+    assert entry["labels"]["mean"] == pytest.approx(1.0)
+    assert entry["calibrated"]["mean"] == pytest.approx(1.0)
+    kind = entry["agreement"]["answer claims against the contexts"]
+    assert kind["n"] == 20
+    assert kind["people_supported_when_judge_supported"] == 1.0
+    assert kind["people_supported_when_judge_did_not"] == 1.0
+    assert "recomputed with the people's verdicts" in entry["how"]
+
+
+def test_unlabelled_claims_of_a_labelled_row_take_the_corrected_rate(tmp_path: Path) -> None:
+    rows = [claim_row(i, [True, False, False]) for i in range(10)]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    lines = [{"id": "r0", "claim": 0, "label": "not_supported"}]
+    lines += [{"id": f"r{i}", "claim": 1, "label": "supported"} for i in range(1, 4)]
+    cal = ragmeter.calibrate(results, write_labels(tmp_path / "l.jsonl", lines))
+    entry = cal["faithfulness"]
+    # Judge-supported claims: 1 labelled, not supported -> rate (0 + 1) / (1 + 1) = 0.5.
+    # Judge-unsupported claims: 3 labelled, supported -> rate (3 + 0) / (3 + 1) = 0.75.
+    # Row r0: claim 0 people 0, claims 1 and 2 unlabelled, judge 0 -> 0.75 each.
+    # Rows r1..r3: claim 0 unlabelled, judge 1 -> 0.5; claim 1 people 1; claim 2 -> 0.75.
+    assert entry.labels.mean == pytest.approx(((0 + 0.75 + 0.75) + 3 * (0.5 + 1 + 0.75)) / 3 / 4)
+
+
+def test_hallucination_combines_labelled_and_judged_verdict_kinds(tmp_path: Path) -> None:
+    rows = [claim_row(i, [False, False], correct=[False, True]) for i in range(6)]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    lines = [{"id": f"r{i}", "claim": c, "label": "supported"} for i in range(3) for c in (0, 1)]
+    cal = ragmeter.calibrate(results, write_labels(tmp_path / "l.jsonl", lines))
+    entry = cal.as_dict()["hallucination"]
+    # The judge: claim 0 wrong and in no context -> hallucination 0.5 per row; people say both
+    # claims are in the contexts, so no claim is unsupported: 0.
+    assert entry["judge"]["mean"] == pytest.approx(0.5)
+    assert entry["labels"]["mean"] == pytest.approx(0.0)
+    assert "judge's verdicts kept for answer claims against the reference" in entry["how"]
+
+
+def test_stratified_labels_are_refused_for_estimates(tmp_path: Path) -> None:
+    rows = [claim_row(i, [True, False]) for i in range(10)]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    lines = [{"id": f"r{i}", "claim": c, "label": "supported"} for i in range(5) for c in (0, 1)]
+    labels = write_labels(tmp_path / "l.jsonl", lines, selection="stratified")
+    cal = ragmeter.calibrate(results, labels)
+    entry = cal.as_dict()["faithfulness"]
+    assert entry["calibrated"]["mean"] is None and entry["labels"]["mean"] is None
+    assert "not a uniform random sample" in entry["calibrated"]["refused"]
+    assert entry["judge"]["mean"] == pytest.approx(0.5)
+    assert any("No labels-only or calibrated mean" in note for note in cal.notes)
+
+
+def test_unknown_rows_claims_and_metrics_name_the_line(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "res.jsonl", [claim_row(i, [True]) for i in range(3)])
+    cases = [
+        ({"id": "r9", "claim": 0, "label": "supported"}, r"line 2: row 'r9' is not in the results"),
+        (
+            {"id": "r1", "claim": 3, "label": "supported"},
+            r"line 2: row 'r1' has 1 answer claim\(s\) \(0 to 0\); the label names claim 3",
+        ),
+        (
+            {"id": "r1", "metric": "faithfulnes", "value": 1},
+            r"line 2: metric 'faithfulnes' is not in the results. Did you mean 'faithfulness'",
+        ),
+        (
+            {"id": "r1", "metric": "faithfulness", "value": 3},
+            r"line 2: faithfulness lies in \[0, 1\]",
+        ),
+    ]
+    for k, (line, message) in enumerate(cases):
+        labels = write_labels(tmp_path / f"l{k}.jsonl", [line])
+        with pytest.raises(DataError, match=message):
+            ragmeter.calibrate(results, labels)
+
+
+def test_a_row_is_found_by_its_index_when_it_has_no_id(tmp_path: Path) -> None:
+    rows = [{"index": i, "id": None, "scores": {"answer_reward": i / 10}} for i in range(5)]
+    results = write_results(tmp_path / "res.jsonl", rows)
+    labels = write_labels(
+        tmp_path / "l.jsonl",
+        [
+            {"id": 3, "metric": "answer_reward", "value": 0.1},
+            {"id": 4, "metric": "answer_reward", "value": 0.2},
+        ],
+    )
+    entry = ragmeter.calibrate(results, labels).as_dict()["answer_reward"]
+    assert entry["bias"]["mean"] == pytest.approx(((0.3 - 0.1) + (0.4 - 0.2)) / 2)
+
+
+def test_calibrates_a_run_in_memory(tmp_path: Path) -> None:
+    from ragmeter.judges.base import Analysis
+    from ragmeter.testing import FakeJudge, all_entailed
+
+    judge = FakeJudge(analyze=Analysis(answer_claims=("A.", "B.")), verify=all_entailed)
+    data = [
+        {"question_id": f"q{i}", "question": "?", "answer": "A. B.", "contexts": ["A. B."]}
+        for i in range(8)
+    ]
+    result = ragmeter.evaluate(data, ["faithfulness"], judge=judge, progress=False)
+    lines = [{"id": f"q{i}", "claim": 1, "label": "not_supported"} for i in range(4)]
+    cal = ragmeter.calibrate(result, write_labels(tmp_path / "l.jsonl", lines))
+    assert cal["faithfulness"].judge.mean == pytest.approx(1.0)
+    # Claim 1 not supported by people; claim 0 takes the corrected rate of judge-supported
+    # claims, (0 + 1) / (4 + 1) = 0.2: row value (0.2 + 0) / 2.
+    assert cal["faithfulness"].labels.mean == pytest.approx(0.1)
