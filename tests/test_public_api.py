@@ -7,7 +7,6 @@ import ragmeter
 PUBLIC = {
     "CacheError",
     "ConfigError",
-    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",

@@ -36,7 +36,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ragmeter import result as _result
 from ragmeter._version import __version__
-from ragmeter.config.criteria import Criterion
 from ragmeter.errors import (
     CacheError,
     ConfigError,
@@ -203,7 +202,6 @@ def list_metrics() -> list[MetricSpec]:
 __all__ = [
     "CacheError",
     "ConfigError",
-    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",
