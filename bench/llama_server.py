@@ -21,14 +21,14 @@ faithfulness reads (with reference answers too, the shared analyze call also ask
 references' claims, which the 135M model numbers wrong).
 
 Before the run it also sends each ``response_format`` shape once, straight to the server,
-and records the HTTP status (the "measured" column of the README's table).
+and records the HTTP status (the "measured" column of the table in docs/local-servers.md).
 
 Usage::
 
     python bench/llama_server.py --server-python /work/llama-venv/bin/python [--rows 3]
 
 ``--server-python`` (or ``RAGMETER_LLAMA_PYTHON``) is an interpreter with
-``llama-cpp-python[server]`` installed; see the README ("A real server in the loop") for the
+``llama-cpp-python[server]`` installed; see docs/local-servers.md ("The integration check") for the
 build flags. The server listens on 127.0.0.1 only and is stopped at the end. The last line
 printed is the summary as JSON; the exit code is 0 when every check holds, 1 when one fails,
 2 when the server cannot be started.
