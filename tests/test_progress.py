@@ -111,18 +111,24 @@ def test_rows_that_cannot_be_scored_still_count() -> None:
     assert done[-1] == 2
 
 
-def test_the_progress_line_gives_rows_share_elapsed_time_and_eta() -> None:
-    assert P.progress_line(25, 50, started=100.0, now=112.0) == (
-        "scoring 25/50 rows (50%), 0:00:12, ETA 0:00:12"
+def test_the_progress_line_gives_rows_share_elapsed_time_rate_and_eta() -> None:
+    from ragmeter.runner.pace import Pace
+
+    pace = Pace(50)
+    pace.update(5, 100.0)  # the first rows: the pace is measured from here
+    pace.update(25, 110.0)
+    assert P.progress_line(25, 50, elapsed=12.0, pace=pace, now=110.0) == (
+        "scoring 25/50 rows (50%), 0:00:12, 2 rows/s, ETA 0:00:13"
     )
-    assert P.progress_line(0, 50, started=0.0, now=3.0).endswith("ETA ?")
-    assert P.progress_line(7, None, started=0.0, now=3661.0) == "scoring 7 rows, 1:01:01"
+    assert P.progress_line(0, 50, elapsed=3.0, pace=Pace(50), now=3.0).endswith("ETA estimating")
+    assert P.progress_line(7, None, elapsed=3661.0) == "scoring 7 rows, 1:01:01"
 
 
 def test_a_notebook_gets_a_bar_and_without_ipywidgets_a_line_of_text(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert P.make_progress(None, 10) is None  # not a terminal, not a notebook (pytest)
+    # Not a terminal, not a notebook (pytest): a line a minute.
+    assert isinstance(P.make_progress(None, 10), P.LineBar)
     monkeypatch.setattr(P, "in_notebook", lambda: True)
     monkeypatch.setattr(P, "_has_widgets", lambda: False)
     bar = P.make_progress(None, 10)
@@ -207,14 +213,13 @@ def test_hugging_face_bars_are_off_during_a_run_and_restored_after(
     assert "HF_HUB_DISABLE_PROGRESS_BARS" not in P.os.environ
 
 
-def test_the_bar_shows_an_eta_from_the_first_chunk_on() -> None:
-    from types import SimpleNamespace
+def test_the_bar_says_estimating_until_it_has_measured_enough_rows() -> None:
+    from ragmeter.runner.pace import Pace
 
-    # rich's own estimate needs two progress samples; until then, the pace so far.
-    task = SimpleNamespace(total=50, completed=8, elapsed=20.0, time_remaining=None)
-    assert str(P._eta_column().render(task)) == "0:01:45"
-    assert P.eta_seconds(8, 50, 20.0) == 105.0
-    assert P.eta_seconds(0, 50, 20.0) is None and P.eta_seconds(8, None, 20.0) is None
+    # Issue 28 item 4: no ETA from the first chunk (two quick rows of 5,000 said 0:04:22).
+    pace = Pace(5000)
+    pace.update(2, 10.0)
+    assert str(P._eta_column(pace).render(None)) == "estimating"
 
 
 def test_overlapping_runs_that_end_out_of_order_leave_tqdm_as_it_was(

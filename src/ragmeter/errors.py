@@ -13,7 +13,8 @@
     │   └── JudgeUnavailableError  the judge refuses or cannot be reached: the run stops
     │                          (also an UnavailableError)
     ├── UnavailableError       what every row needs is gone: the run stops, rows kept
-    │   └── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
+    │   ├── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
+    │   └── DeadlineError      the run's deadline passed (--deadline)
     ├── EndpointError          a model's HTTP endpoint (the embedder's) failed a request
     │   └── EndpointUnavailableError  it refuses or cannot be reached: the run stops
     │                          (also an UnavailableError)
@@ -116,6 +117,11 @@ class UnavailableError(RagmeterError):
 
 class ModelCacheError(UnavailableError):
     """The model cache dir cannot be written; the message names it and ``RAGMETER_CACHE_DIR``."""
+
+
+class DeadlineError(UnavailableError):
+    """The run's deadline (``Settings.deadline``, ``--deadline``) passed: the run stops; the
+    rows scored are kept, the others are left for ``--resume``."""
 
 
 class JudgeError(RagmeterError):

@@ -14,7 +14,10 @@ from typing import Any
 from ragmeter.errors import ConfigError
 from ragmeter.types import Judge, Verifier
 
-__all__ = ["Settings"]
+__all__ = ["DEFAULT_DEADLINE", "Settings"]
+
+#: A run's deadline unless told otherwise: six hours (CI services end jobs about then).
+DEFAULT_DEADLINE = 6 * 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,12 @@ class Settings:
     price_in: float | None = None
     price_out: float | None = None
     batch_size: int = 256
+    #: Seconds without any reply from the judge's (or a model's) endpoint, requests pending,
+    #: before a warning on stderr says what is pending (0 or None: never).
+    stall_warning: float | None = 30.0
+    #: Seconds the run may take in all; then it stops, keeping the rows scored (``--resume``
+    #: scores the rest). 0 or None: no deadline.
+    deadline: float | None = DEFAULT_DEADLINE
 
     def __post_init__(self) -> None:
         """Refuse values no run can use, once, where the settings are made."""
@@ -95,6 +104,17 @@ class Settings:
                 "The 'max_no_reply' setting must be an integer >= 0 (0: never stop). "
                 f"Got {self.max_no_reply!r}."
             )
+        for name in ("stall_warning", "deadline"):
+            seconds = getattr(self, name)
+            if seconds is not None and (
+                isinstance(seconds, bool)
+                or not isinstance(seconds, int | float)
+                or not (math.isfinite(seconds) and seconds >= 0)
+            ):
+                raise ConfigError(
+                    f"The '{name}' setting must be a finite number of seconds >= 0 (0: none). "
+                    f"Got {seconds!r}."
+                )
         for name in ("price_in", "price_out"):
             price = getattr(self, name)
             if price is not None and not (math.isfinite(price) and price >= 0):

@@ -61,7 +61,7 @@ def test_ctrl_c_during_a_judge_run_says_interrupted_without_tracebacks(
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
-    assert "Interrupted." in stderr, stderr
+    assert "Interrupted (SIGINT)" in stderr, stderr
     assert "Traceback" not in stderr and "Task" not in stderr, stderr
     assert len(stderr.splitlines()) <= 3, stderr
 

@@ -15,6 +15,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +29,9 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from ragmeter.cli import verifier as nli
+from ragmeter.cli.interrupt import exit_code, interrupted_message, signals_as_interrupt
 from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.settings import DEFAULT_DEADLINE
 
 log = logging.getLogger("ragmeter")
 
@@ -325,6 +328,14 @@ def evaluate(
         str | None, typer.Option(metavar="PATH", help="Reward model path for answer_reward.")
     ] = None,
     batch_size: Annotated[int, typer.Option(metavar="N", help="Rows scored per batch.")] = 256,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            metavar="SECONDS",
+            help="Stop the run after this long, keeping the rows scored (--resume scores the "
+            "rest); 0: no deadline. Default: 6 hours.",
+        ),
+    ] = DEFAULT_DEADLINE,
     report: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Write an HTML report here.")
     ] = None,
@@ -340,7 +351,10 @@ def evaluate(
         bool | None, typer.Option("--progress/--no-progress", metavar="", help="Progress bar.")
     ] = None,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", metavar="", help="No summary table.")
+        bool,
+        typer.Option(
+            "--quiet", "-q", metavar="", help="No summary table, and no progress unless --progress."
+        ),
     ] = False,
     engine: Annotated[
         str,
@@ -438,6 +452,7 @@ def evaluate(
                 price_in=price_in,
                 price_out=price_out,
                 batch_size=batch_size,
+                deadline=deadline or None,
             )
         if engine == "ray":
             from contextlib import nullcontext
@@ -462,17 +477,31 @@ def evaluate(
         elif engine == "local":
             if ray_address is not None or workers is not None:
                 raise ConfigError("--ray-address and --workers need --engine ray.")
-            result = run_evaluate(
-                data,
-                metrics,
-                column_map=columns,
-                settings=settings,
-                out=sys.stdout if to_stdout else out,
-                progress=progress,
-                resume=resume,
-                # With --out FILE rows stream to the file (flat memory); the report reads them.
-                keep_rows=out is None or (to_stdout and report is not None),
-            )
+            started = time.time()
+            try:
+                with signals_as_interrupt() as received:
+                    result = run_evaluate(
+                        data,
+                        metrics,
+                        column_map=columns,
+                        settings=settings,
+                        out=sys.stdout if to_stdout else out,
+                        progress=False if quiet and progress is None else progress,
+                        resume=resume,
+                        # With --out FILE rows stream to the file (flat memory); the report
+                        # reads them.
+                        keep_rows=out is None or (to_stdout and report is not None),
+                    )
+            except KeyboardInterrupt:
+                kept = None if to_stdout else out
+                record = _record_since(kept, started)
+                err_console.print(
+                    interrupted_message(kept, record, received, None),
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,  # the command line stays one line to copy
+                )
+                raise typer.Exit(exit_code(received)) from None
         else:
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
         # Before the report, which shows it from the run record.
@@ -515,6 +544,18 @@ def _column_map(column: list[str] | None, input_format: str | None) -> Any:
     from ragmeter.io.columns import ColumnMap
 
     return ColumnMap.from_any(column or None, input_format=input_format)
+
+
+def _record_since(out: Path | None, started: float) -> dict[str, Any] | None:
+    """The run record of ``out`` when this command wrote it (since ``started``), else None."""
+    from ragmeter.result import read_sidecar, sidecar_path
+
+    record = None if out is None else sidecar_path(out)
+    if record is None or not record.exists() or record.stat().st_mtime < started - 1:
+        return None
+    with contextlib.suppress(RagmeterError):
+        return read_sidecar(out)
+    return None
 
 
 def _check_group_by(data: Path, column: Any, group_by: str) -> None:

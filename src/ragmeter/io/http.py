@@ -24,6 +24,7 @@ import json
 import threading
 from typing import Any
 
+from ragmeter.io.activity import current_activity
 from ragmeter.io.retry import FailureKind
 
 __all__ = [
@@ -108,7 +109,22 @@ async def post_json(
     it within ``timeout`` seconds (else :class:`TimeoutError`). The SDK's custom-request
     route: the body is not run through the typed-parameter transform (milliseconds a call).
     """
-    return await asyncio.wait_for(_post(client, path, body, max_bytes), timeout=timeout)
+    activity = current_activity()
+    if activity is None:
+        return await asyncio.wait_for(_post(client, path, body, max_bytes), timeout=timeout)
+    activity.sent += 1
+    activity.in_flight += 1
+    try:
+        reply = await asyncio.wait_for(_post(client, path, body, max_bytes), timeout=timeout)
+    except Exception as exc:
+        if no_reply_kind(exc) is None:  # a reply with an error status, or one too large
+            activity.replies += 1
+        raise
+    else:
+        activity.replies += 1
+        return reply
+    finally:
+        activity.in_flight -= 1
 
 
 async def _post(client: Any, path: str, body: dict[str, Any], max_bytes: int) -> Any:

@@ -23,8 +23,10 @@ from typing import IO, Any, TypeVar
 from ragmeter._version import __version__
 from ragmeter.errors import (
     ConfigError,
+    DeadlineError,
     UnavailableError,
 )
+from ragmeter.io.activity import Activity, noting, watching
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.fingerprint import input_fingerprint
 from ragmeter.io.paths import ReplacingWriter, check_outputs, is_stdout, results_lock
@@ -35,14 +37,18 @@ from ragmeter.metrics.registry import MetricRef
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.runner.accumulator import Accumulator
 from ragmeter.runner.batch_scorer import BatchScorer
+from ragmeter.runner.pace import clock_text
 from ragmeter.runner.plan import Plan
 from ragmeter.runner.progress import (
+    Progress,
     ProgressFunction,
     in_notebook,
     library_bars_off,
     make_progress,
 )
+from ragmeter.runner.repeats import NoiseTally, with_repeat_intervals
 from ragmeter.runner.resume import SCORING_SETTINGS, Resumed, load_resumed
+from ragmeter.runner.watch import Clock, Watch
 from ragmeter.scoring.statistics import Resamples, Summary
 from ragmeter.types import RowResult
 
@@ -66,11 +72,17 @@ async def aevaluate(
     resume: bool = False,
     keep_rows: bool = True,
     outputs: Mapping[str, str | Path | None] | None = None,
+    clock: Clock | None = None,
 ) -> RunResult:
     """Score ``data`` with ``metrics``: :func:`ragmeter.aevaluate` without the report.
 
     ``outputs`` names other files the caller writes after the run (``{"report": path}``):
-    they are checked with ``out`` and the cache before the first row is read.
+    they are checked with ``out`` and the cache before the first row is read. ``clock``: the
+    time the run's watch reads (:mod:`ragmeter.runner.watch`; tests give a fake one).
+
+    A run that stops (a judge gone, the deadline, Ctrl-C, a signal the CLI turns into one)
+    keeps every row scored in ``out``, and its run record with the summaries so far and
+    ``"stopped"``: why, and how many rows were kept (``--resume`` scores the rest).
     """
     settings = settings or Settings()
     if judge is not None:
@@ -111,9 +123,15 @@ async def aevaluate(
                     stream=stream,
                     resume=resume,
                     progress=progress,
+                    clock=clock,
                 )
             except UnavailableError as exc:
-                raise type(exc)(stopped_message(exc, runner.n_rows, out)) from None
+                message = stopped_message(exc, runner.n_rows, out)
+                runner.keep_stopped(started, "unavailable", message)
+                raise type(exc)(message) from None
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                runner.keep_stopped(started, "interrupted", "interrupted (Ctrl-C or a signal)")
+                raise
             result = runner.result(started, data_name=source.name)
             result.source = (data, cmap)
         finally:
@@ -199,8 +217,12 @@ class Runner:
         #: Rows of the input read so far (all of them at the end of a run).
         self.input_rows = 0
         self.resumed: Resumed | None = None
+        #: Rows of the input not scored again (those a resumed file holds).
+        self.skip: set[int] = set()
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
+        #: The judge's noise over its repeats (``--repeats`` above 1), else None.
+        self.noise = NoiseTally(ctx.settings.repeats) if ctx.settings.repeats > 1 else None
         #: The bootstrap draws of the summaries, shared by metrics with as many scores.
         self.resamples = Resamples()
         self.n_rows = 0
@@ -210,6 +232,11 @@ class Runner:
         self.causes: Counter[str] = Counter()
         #: (row, metric, message) of the first failure on the infrastructure.
         self.first_infrastructure: tuple[int, str, str] | None = None
+        #: The results file, once this run has written to it (a stop then updates its record).
+        self.out: Path | None = None
+        #: Rows of batches being scored (a stop leaves them to --resume).
+        self.rows_in_flight = 0
+        self.display: Progress | None = None
 
     def count_causes(self, row: RowResult) -> None:
         """Count the causes of a row's failures; keep the first one on the infrastructure."""
@@ -225,43 +252,65 @@ class Runner:
         resume: bool,
         progress: bool | ProgressFunction | None,
         stream: IO[str] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         """Score every row; results go to ``out`` (a file, with its run record) or to
-        ``stream`` (left open)."""
+        ``stream`` (left open). The run's watch looks on beside it (:mod:`.watch`): progress
+        lines, stalled endpoints, the deadline (:class:`DeadlineError`)."""
         done = self.open_results(out, resume=resume)
         only = self.resumed.partial if self.resumed is not None else None
         sink: IO[str] | ReplacingWriter | None = stream
         if out is not None and resume:
             sink = out.open("a", encoding="utf-8")
             write_sidecar(out, self.start_record())
+            self.out = out
         elif out is not None:
             # Earlier results (and their record) stay until this run has a row to write.
             record = self.start_record()
-            sink = ReplacingWriter(out, before_replace=lambda: write_sidecar(out, record))
+
+            def replacing() -> None:
+                write_sidecar(out, record)
+                self.out = out
+
+            sink = ReplacingWriter(out, before_replace=replacing)
         total = self.source.total
         if total is not None:
             # Every row usually has a score: the summaries' draw is made while rows score.
             self.resamples.prepare_in_background(total)
-        bar = make_progress(progress, None if total is None else max(total - len(done), 0))
+        clock = clock or Clock()
+        remaining = None if total is None else max(total - len(done), 0)
+        bar = make_progress(progress, remaining, clock=clock.now)
+        self.display = bar
+        if self.resumed is not None:
+            self.note(resumed_note(out, self.resumed, total))
+        counter = _Counter(bar)
+        settings = self.ctx.settings
+        watch = Watch(
+            Activity(),
+            rows=lambda: (counter.done, remaining),
+            clock=clock,
+            display=bar,
+            stall_warning=settings.stall_warning,
+            deadline=settings.deadline or None,
+        )
         finished = False
         try:
-            pending: list[asyncio.Task[list[RowResult]]] = []
-            for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=done):
-                if self.scorer.stopped is not None:
-                    break
-                scoring = self.scorer.score(batch, only=only, progress=bar)
-                pending.append(asyncio.ensure_future(scoring))
-                if len(pending) >= BATCHES_IN_FLIGHT:
-                    self._emit(await pending.pop(0), sink)
-            while pending:
-                self._emit(await pending.pop(0), sink)
-            if self.scorer.stopped is not None:
-                raise self.scorer.stopped
+            with watching(watch.activity), noting(self.note):
+                scoring = asyncio.ensure_future(self._score_all(sink, only, counter))
+                looking = asyncio.ensure_future(watch.run())
+                try:
+                    await asyncio.wait({scoring, looking}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    looking.cancel()
+                    if not scoring.done():
+                        scoring.cancel()
+                        await asyncio.wait({scoring})
+                if looking.done() and not looking.cancelled() and looking.exception():
+                    raise looking.exception()  # type: ignore[misc]
+                if scoring.cancelled():  # the watch ended it: the deadline passed
+                    raise DeadlineError(deadline_message(settings.deadline, remaining))
+                scoring.result()
             finished = True
-        except BaseException:
-            for task in pending:
-                task.cancel()
-            raise
         finally:
             if isinstance(sink, ReplacingWriter):
                 sink.close(commit=finished)
@@ -270,15 +319,74 @@ class Runner:
             if bar is not None:
                 bar.stop()
 
+    async def _score_all(
+        self, sink: IO[str] | ReplacingWriter | None, only: Any, bar: Progress
+    ) -> None:
+        """Score the batches in order, :data:`BATCHES_IN_FLIGHT` at a time; write each."""
+        pending: list[tuple[int, asyncio.Task[list[RowResult]]]] = []
+        try:
+            for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=self.skip):
+                if self.scorer.stopped is not None:
+                    break
+                scoring = self.scorer.score(batch, only=only, progress=bar)
+                pending.append((len(batch), asyncio.ensure_future(scoring)))
+                self.rows_in_flight += len(batch)
+                if len(pending) >= BATCHES_IN_FLIGHT:
+                    await self._emit_next(pending, sink)
+            while pending:
+                await self._emit_next(pending, sink)
+            if self.scorer.stopped is not None:
+                raise self.scorer.stopped
+        except BaseException:
+            for _, task in pending:
+                task.cancel()
+            raise
+
+    async def _emit_next(
+        self,
+        pending: list[tuple[int, asyncio.Task[list[RowResult]]]],
+        sink: IO[str] | ReplacingWriter | None,
+    ) -> None:
+        size, task = pending[0]
+        rows = await task
+        pending.pop(0)
+        self.rows_in_flight -= size
+        self._emit(rows, sink)
+
+    def note(self, text: str) -> None:
+        """A line for the reader: on the progress display when it takes notes, else logged."""
+        note = getattr(self.display, "note", None)
+        if note is not None:
+            note(text)
+        else:
+            log.info(text)
+
+    def keep_stopped(self, started: dt.datetime, reason: str, message: str) -> None:
+        """After a stop: the results file's run record with the summaries of the rows kept,
+        marked ``"stopped"`` (nothing when this run wrote no row there: earlier results stay
+        as they were)."""
+        if self.out is None:
+            return
+        info = self.result(started, data_name=self.source.name).info
+        if self.fingerprint is not None:
+            info["input"] = dict(self.fingerprint)  # not every row was read: no row count
+        info["stopped"] = {
+            "reason": reason,
+            "rows_kept": self.n_rows,
+            "rows_in_flight": self.rows_in_flight,
+            "message": message,
+        }
+        write_sidecar(self.out, info)
+
     def open_results(self, out: Path | None, *, resume: bool) -> set[int]:
         """Fingerprint the input for ``out``'s run record; on resume, check ``out`` and take
         what stays of it (:mod:`ragmeter.runner.resume`). Returns the rows done."""
         if out is None:
-            return set()
+            return self.skip
         self.fingerprint = input_fingerprint(self.data) if self.data is not None else None
         out.parent.mkdir(parents=True, exist_ok=True)
         if not (resume and out.exists() and out.stat().st_size > 0):
-            return set()
+            return self.skip
         self.resumed = load_resumed(
             out,
             fingerprint=self.fingerprint,
@@ -288,6 +396,7 @@ class Runner:
             account=self._account,
             scoring=self.scoring(),
         )
+        self.skip = self.resumed.done
         return self.resumed.done
 
     def _counted(self) -> Iterator[Row]:
@@ -340,6 +449,10 @@ class Runner:
         self.n_rows += len(rows)
         for name, acc in self.acc.items():
             acc.add_rows(rows, name)
+        if self.noise is not None:
+            judged = {spec.name: spec for spec in self.plan.specs if spec.needs_judge}
+            for row in rows:
+                self.noise.add(row, judged)
         for row in rows:
             if row.failure_causes:
                 self.count_causes(row)
@@ -372,6 +485,7 @@ class Runner:
             started=started,
             data_name=data_name,
             resamples=self.resamples,
+            noise=self.noise,
             extra_info={
                 **self.record_info(),
                 **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
@@ -397,10 +511,15 @@ def make_result(
     data_name: str,
     extra_info: Mapping[str, Any] | None = None,
     resamples: Resamples | None = None,
+    noise: NoiseTally | None = None,
 ) -> RunResult:
     """Summaries (one metric at a time, releasing its spill file; ``resamples``: the
-    bootstrap draws, perhaps made ahead) and the run's record."""
+    bootstrap draws, perhaps made ahead) and the run's record. With ``noise`` (the judge's
+    repeats), the judged metrics' intervals resample rows and repeats, and the record holds
+    ``judge_noise``."""
     summary = _summaries(acc, resamples or Resamples())
+    if noise is not None:
+        summary = with_repeat_intervals(summary, noise)
     specs = {s.name: s for s in plan.specs}
     usage = ctx.usage
     info: dict[str, Any] = {
@@ -414,6 +533,7 @@ def make_result(
         "settings": public_settings(ctx.settings),
         **ctx.describe(),
         **(extra_info or {}),
+        **({"judge_noise": noise.record()} if noise is not None else {}),
         "usage": usage.as_dict(),
         "summary": {name: s.as_dict() for name, s in summary.items()},
     }
@@ -462,3 +582,38 @@ def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list
 
 
 Callback = Callable[[RowResult], None]
+
+
+class _Counter:
+    """Rows done, counted on their way to the progress display (the watch reads them)."""
+
+    def __init__(self, display: Progress | None) -> None:
+        self.display = display
+        self.done = 0
+
+    def advance(self, rows: int) -> None:
+        self.done += rows
+        if self.display is not None:
+            self.display.advance(rows)
+
+    def stop(self) -> None:
+        pass
+
+
+def resumed_note(out: Path | None, resumed: Resumed, total: int | None) -> str:
+    """What ``--resume`` reuses of ``out``, and what it scores."""
+    reused = len(resumed.done)
+    partial = len(resumed.partial)
+    extra = f", {partial} rows get the metrics they lack" if partial else ""
+    rest = "" if total is None else f"; {max(total - reused, 0)} of {total} rows to score"
+    return f"--resume: {reused} scored rows of {out} reused{extra}{rest}."
+
+
+def deadline_message(deadline: float | None, remaining: int | None) -> str:
+    """Why a run stopped at its deadline, and what becomes of the rows not scored."""
+    rows = "" if remaining is None else f" of the {remaining} rows this run was to score"
+    return (
+        f"The run's deadline of {clock_text(deadline or 0)} ({deadline:g} s; --deadline, "
+        f"Settings(deadline=...)) passed. The rows not scored{rows} are not written: "
+        "--resume scores them. Raise --deadline, or give 0 for none."
+    )

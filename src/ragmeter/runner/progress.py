@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from ragmeter.runner.pace import Pace, clock_text
+
 #: The caller's progress function: ``(rows done, total rows or None)``.
 ProgressFunction = Callable[[int, "int | None"], None]
 
 
 class Progress(Protocol):
-    """What the runner moves: rows done."""
+    """What the runner moves: rows done. A display may also have ``note(text)`` (a line
+    for the reader: a model converting, rows reused) and ``tick()`` (called every second)."""
 
     def advance(self, rows: int) -> None: ...
 
@@ -55,8 +58,9 @@ class CallbackProgress:
 
 
 class RichBar:
-    """rich's bar on standard error: rows done of the total, elapsed time and an ETA. rich
-    draws it in a terminal and, with ipywidgets installed, in a Jupyter notebook."""
+    """rich's bar on standard error: rows done of the total, elapsed time and an ETA from
+    measured throughput (:class:`~ragmeter.runner.pace.Pace`: "estimating" until enough rows
+    are done). rich draws it in a terminal and, with ipywidgets installed, in a notebook."""
 
     def __init__(self, total: int | None) -> None:
         from rich.console import Console
@@ -69,6 +73,8 @@ class RichBar:
             TimeElapsedColumn,
         )
 
+        self.pace = Pace(total)
+        self.done = 0
         self._progress = Progress(
             TextColumn("scoring"),
             BarColumn(),
@@ -76,7 +82,7 @@ class RichBar:
             TaskProgressColumn(),
             TimeElapsedColumn(),
             TextColumn("ETA"),
-            _eta_column(),
+            _eta_column(self.pace),
             console=Console(stderr=True),
             transient=False,
         )
@@ -84,7 +90,13 @@ class RichBar:
         self._progress.start()
 
     def advance(self, rows: int) -> None:
+        self.done += rows
+        self.pace.update(self.done, time.monotonic())
         self._progress.advance(self._task, rows)
+
+    def note(self, text: str) -> None:
+        """A line above the bar."""
+        self._progress.console.print(text, highlight=False, markup=False)
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -93,29 +105,17 @@ class RichBar:
             self._progress.stop()
 
 
-def eta_seconds(done: float, total: int | None, elapsed: float | None) -> float | None:
-    """Seconds left at the pace so far (``None`` before the first row or without a total)."""
-    if total is None or not done or elapsed is None:
-        return None
-    return max(elapsed * (total - done) / done, 0.0)
+def _eta_column(pace: Pace) -> Any:
+    from rich.progress import ProgressColumn
+    from rich.text import Text
 
-
-def _eta_column() -> Any:
-    from rich.progress import TimeRemainingColumn
-
-    class EtaColumn(TimeRemainingColumn):
-        """rich's time remaining, which needs two progress samples, or else the pace so far
-        (a model metric's first chunk is often the only sample for a while)."""
+    class EtaColumn(ProgressColumn):
+        """The time left at the measured pace, or "estimating" before there is one."""
 
         def render(self, task: Any) -> Any:
-            if task.total is None or task.time_remaining is not None:
-                return super().render(task)
-            seconds = eta_seconds(task.completed, task.total, task.elapsed)
-            if seconds is None:
-                return super().render(task)
-            from rich.text import Text
-
-            return Text(_clock(seconds), style="progress.remaining")
+            seconds = pace.seconds_left(time.monotonic())
+            shown = "estimating" if seconds is None else clock_text(seconds)
+            return Text(shown, style="progress.remaining")
 
     return EtaColumn()
 
@@ -127,34 +127,98 @@ class TextBar:
     def __init__(self, total: int | None, *, stream: Any = None, interval: float = 0.5) -> None:
         self.stream = stream
         self.started = time.monotonic()
+        self.pace = Pace(total)
         self._callback = CallbackProgress(self._draw, total, interval)
 
     def advance(self, rows: int) -> None:
+        self.pace.update(self._callback.done + rows, time.monotonic())
         self._callback.advance(rows)
+
+    def note(self, text: str) -> None:
+        (self.stream or sys.stderr).write("\n" + text + "\n")
 
     def stop(self) -> None:
         self._callback.stop()
         (self.stream or sys.stderr).write("\n")
 
     def _draw(self, done: int, total: int | None) -> None:
-        (self.stream or sys.stderr).write("\r" + progress_line(done, total, self.started))
+        now = time.monotonic()
+        line = progress_line(done, total, elapsed=now - self.started, pace=self.pace, now=now)
+        (self.stream or sys.stderr).write("\r" + line)
         (self.stream or sys.stderr).flush()
 
 
-def progress_line(done: int, total: int | None, started: float, now: float | None = None) -> str:
-    """``"scoring 25/50 rows (50%), 0:00:12, ETA 0:00:12"``; no ETA before the first row."""
-    elapsed = (time.monotonic() if now is None else now) - started
+class LineBar:
+    """Without a terminal (a CI log, output piped to a file): a line on standard error every
+    ``interval`` seconds of the run (a minute by default), rows done, total, rate and ETA; a
+    last line at the end when any was written. A run shorter than ``interval`` writes nothing.
+
+    :meth:`tick` is what writes: the run's watch (:mod:`ragmeter.runner.watch`) calls it every
+    second of its clock, so a run that stops moving still gets its line."""
+
+    def __init__(
+        self,
+        total: int | None,
+        *,
+        stream: Any = None,
+        interval: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.interval = interval
+        self.clock = clock
+        self.started = clock()
+        self.done = 0
+        self.pace = Pace(total)
+        self.total = total
+        self._next = self.started + interval
+        self._lines = 0
+
+    def advance(self, rows: int) -> None:
+        self.done += rows
+        self.pace.update(self.done, self.clock())
+
+    def tick(self) -> None:
+        now = self.clock()
+        if now < self._next:
+            return
+        self._next = now + self.interval
+        self._write(now)
+
+    def note(self, text: str) -> None:
+        self._print(text)
+
+    def stop(self) -> None:
+        if self._lines:
+            self._write(self.clock())
+
+    def _write(self, now: float) -> None:
+        self._lines += 1
+        self._print(
+            progress_line(
+                self.done, self.total, elapsed=now - self.started, pace=self.pace, now=now
+            )
+        )
+
+    def _print(self, text: str) -> None:
+        stream = self.stream or sys.stderr
+        stream.write(text + "\n")
+        stream.flush()
+
+
+def progress_line(
+    done: int, total: int | None, *, elapsed: float, pace: Pace | None = None, now: float = 0.0
+) -> str:
+    """``"scoring 25/50 rows (50%), 0:00:12, 2.1 rows/s, ETA 0:00:12"``; the rate and ETA
+    from ``pace`` measured at ``now``, "ETA estimating" until it has enough rows."""
+    rate = pace.rate(now) if pace is not None else None
+    speed = "" if rate is None else f", {rate:.3g} rows/s"
     if total is None:
-        return f"scoring {done} rows, {_clock(elapsed)}"
+        return f"scoring {done} rows, {clock_text(elapsed)}{speed}"
     share = done / total if total else 1.0
-    seconds = eta_seconds(done, total, elapsed)
-    eta = "?" if seconds is None else _clock(seconds)
-    return f"scoring {done}/{total} rows ({share:.0%}), {_clock(elapsed)}, ETA {eta}"
-
-
-def _clock(seconds: float) -> str:
-    whole = max(int(seconds + 0.5), 0)
-    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+    seconds = pace.seconds_left(now) if pace is not None else None
+    eta = "estimating" if seconds is None else clock_text(seconds)
+    return f"scoring {done}/{total} rows ({share:.0%}), {clock_text(elapsed)}{speed}, ETA {eta}"
 
 
 def in_notebook() -> bool:
@@ -171,17 +235,23 @@ def _has_widgets() -> bool:
     return importlib.util.find_spec("ipywidgets") is not None
 
 
-def make_progress(setting: bool | ProgressFunction | None, total: int | None) -> Progress | None:
+def make_progress(
+    setting: bool | ProgressFunction | None,
+    total: int | None,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+) -> Progress | None:
     """The progress display ``setting`` asks for: a function is called with (rows done,
-    total); ``None`` shows a bar on a terminal or in a notebook, ``True`` always, ``False``
-    never. In a notebook without ipywidgets the bar is one line of text rewritten in place."""
+    total); ``None`` shows a bar on a terminal or in a notebook and a line a minute
+    elsewhere (:class:`LineBar`: a CI log), ``True`` a bar always, ``False`` nothing. In a
+    notebook without ipywidgets the bar is one line of text rewritten in place."""
     if callable(setting):
         return CallbackProgress(setting, total)
-    notebook = in_notebook()
-    if setting is None:
-        setting = notebook or sys.stderr.isatty()
-    if not setting:
+    if setting is False:
         return None
+    notebook = in_notebook()
+    if setting is None and not (notebook or sys.stderr.isatty()):
+        return LineBar(total, clock=clock)
     if notebook and not _has_widgets():
         return TextBar(total)
     return RichBar(total)

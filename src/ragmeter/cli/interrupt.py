@@ -1,0 +1,88 @@
+"""Ctrl-C and SIGTERM during ``ragmeter evaluate``: keep the work, say how to go on.
+
+SIGTERM (what CI services, ``timeout`` and ``kill`` send) is handled as Ctrl-C is: the run
+is cancelled, the rows scored are written to ``--out`` with their run record (marked
+``"stopped"``) and the command exits 143 (SIGINT: 130), saying how many rows were kept and the
+exact command that continues the run with ``--resume``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+__all__ = ["exit_code", "interrupted_message", "signals_as_interrupt"]
+
+
+@contextlib.contextmanager
+def signals_as_interrupt() -> Iterator[list[int]]:
+    """SIGTERM handled as SIGINT while the block runs (the signals received are listed).
+
+    The handler calls the SIGINT handler of the moment: asyncio's during a run (it cancels
+    the run, which then keeps its rows), else Python's (``KeyboardInterrupt``)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_signal)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def exit_code(received: list[int]) -> int:
+    """128 + the signal: 143 after SIGTERM, 130 after Ctrl-C (SIGINT)."""
+    return 128 + (received[0] if received else signal.SIGINT)
+
+
+def resume_command(argv: list[str] | None = None) -> str:
+    """This command line with ``--resume`` (once)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--resume" not in args:
+        args.append("--resume")
+    return shlex.join(["ragmeter", *args])
+
+
+def interrupted_message(
+    out: Path | None, record: dict[str, Any] | None, received: list[int], argv: list[str] | None
+) -> str:
+    """What an interrupted run kept and how to continue it."""
+    what = signal.Signals(received[0]).name if received else "SIGINT"
+    if out is None:
+        return (
+            f"Interrupted ({what}). Without --out the rows scored are not kept: give --out FILE "
+            "to keep them and continue later with --resume."
+        )
+    stopped = (record or {}).get("stopped") if isinstance(record, dict) else None
+    if not isinstance(stopped, dict):
+        return (
+            f"Interrupted ({what}) before any row was written; {out} is as it was. "
+            "Run the command again to start over."
+        )
+    kept, in_flight = stopped.get("rows_kept", 0), stopped.get("rows_in_flight", 0)
+    again = (
+        f"; {in_flight} rows being scored are scored again then (judge replies received are cached)"
+        if in_flight
+        else ""
+    )
+    return (
+        f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
+        f"stopped){again}. Continue with:\n  {resume_command(argv)}"
+    )
