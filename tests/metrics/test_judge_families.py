@@ -89,14 +89,34 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     }
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30: build(ctx) does not yet receive the requested metrics, so the claims "
+    "family registers reference claims for every run; remove this mark with that fix",
+)
 def test_faithfulness_alone_asks_only_for_answer_claims_against_contexts() -> None:
-    judge = FakeJudge(analyze=Analysis(answer_claims=("a", "b")), verify=all_entailed)
+    """With references in the sample, faithfulness alone still asks for no reference claims
+    and sends no reference premise: what it does not need is never asked for."""
+    judge = FakeJudge(
+        analyze=Analysis(answer_claims=("a", "b"), reference_claims=(("r1",),)),
+        verify=all_entailed,
+    )
     fam = family("claims", RunContext(Settings(judge=judge)))
-    sample = Sample(answer="x", contexts=("c1", "c2"))
+    sample = Sample(question="q", answer="x", contexts=("c1", "c2"), reference_answers=("ref",))
     [out] = asyncio.run(fam.score_batch([sample], ["faithfulness"]))
     assert out["faithfulness"].value == 1.0
     assert judge.analyze_requests[0].wants == {"answer_claims"}
     assert judge.verify_requests[0] == (ClaimBlock(("a", "b"), ("c1", "c2")),)
+    # The same sample with a reference metric asked for does ask for them: the check above
+    # can tell the two apart.
+    judge_both = FakeJudge(
+        analyze=Analysis(answer_claims=("a", "b"), reference_claims=(("r1",),)),
+        verify=all_entailed,
+    )
+    both = family("claims", RunContext(Settings(judge=judge_both)))
+    asyncio.run(both.score_batch([sample], ["faithfulness", "claim_recall"]))
+    assert "reference_claims" in judge_both.analyze_requests[0].wants
+    assert len(judge_both.verify_requests[0]) == 2
 
 
 def test_empty_fields_and_zero_claims_give_undefined_scores_with_reasons() -> None:

