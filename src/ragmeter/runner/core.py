@@ -126,7 +126,8 @@ async def aevaluate(
                 )
             except UnavailableError as exc:
                 message = stopped_message(exc, runner.n_rows, out)
-                runner.keep_stopped(started, "unavailable", message)
+                reason = "deadline" if isinstance(exc, DeadlineError) else "unavailable"
+                runner.keep_stopped(started, reason, message)
                 raise type(exc)(message) from None
             except (asyncio.CancelledError, KeyboardInterrupt):
                 runner.keep_stopped(started, "interrupted", "interrupted (Ctrl-C or a signal)")
