@@ -684,6 +684,8 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
                 highlight=False,
                 markup=False,
             )
+    for line in refusal_lines(result):
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
     for note in fallback_notes(result):
         err_console.print(f"note: {note}", highlight=False, markup=False)
     usage = result.usage
@@ -709,6 +711,25 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
             err_console.print(
                 f"  row {index} {metric}: {redact(message)}", highlight=False, markup=False
             )
+
+
+def refusal_lines(result: Any) -> list[str]:
+    """``answerability_accuracy``'s refusal statistics, one line, when the run has them."""
+    summary = result.summary.get("answerability_accuracy")
+    counts = getattr(summary, "refusals", None)
+    if counts is None:
+        return []
+
+    def rate(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    unanswerable = counts.refused_unanswerable + counts.answered_unanswerable
+    return [
+        f"answerability: refusing the {unanswerable} unanswerable questions: precision "
+        f"{rate(counts.precision)}, recall {rate(counts.recall)}, F1 {rate(counts.f1)}; "
+        f"false refusals on the {counts.rows - unanswerable} answerable: "
+        f"{rate(counts.false_refusal_rate)} (partial answers count as answering)"
+    ]
 
 
 def fallback_notes(result: Any) -> list[str]:

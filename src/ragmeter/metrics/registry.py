@@ -35,6 +35,7 @@ FAMILY_MODULES: dict[str, str] = {
     "response_relevancy": "ragmeter.metrics.response_relevancy",
     "context_relevance": "ragmeter.metrics.context_relevance",
     "answer_reward": "ragmeter.metrics.answer_reward",
+    "answerability": "ragmeter.metrics.answerability",
     PYTHON_FAMILY: "ragmeter.metrics.custom.family",
 }
 

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from ragmeter.scoring.answerability import RefusalCounts
 from ragmeter.scoring.statistics import Resamples, Summary, summarize
 from ragmeter.types import RowResult
 
@@ -38,6 +39,8 @@ class Accumulator:
     #: stays ``None`` while no row has said.
     verdicts: int | None = None
     uncertain_verdicts: int = 0
+    #: ``answerability_accuracy``'s refused / answered counts (its details), or None.
+    refusals: RefusalCounts | None = None
     _spill: IO[bytes] | None = None
 
     def add(self, row: RowResult, metric: str) -> None:
@@ -57,6 +60,7 @@ class Accumulator:
                 values.append(value)
                 if row.details:
                     self.count_verdicts(row.details.get(metric))
+                    self.count_refusals(row.details.get(metric))
         self.failed += failed
         self.undefined += undefined
         if len(values) >= self.spill_after:
@@ -71,6 +75,14 @@ class Accumulator:
             return
         self.verdicts = (self.verdicts or 0) + count
         self.uncertain_verdicts += uncertain
+
+    def count_refusals(self, details: Any) -> None:
+        """Add a row's refused / answered cell (``answerability_accuracy``'s details)."""
+        if not isinstance(details, Mapping) or "refused" not in details:
+            return
+        found = RefusalCounts.from_details(details)
+        if found is not None:
+            self.refusals = found if self.refusals is None else self.refusals.merge(found)
 
     def extend(self, scores: Iterable[float]) -> None:
         """Add defined scores in bulk (engines that receive columns of scores)."""
@@ -112,6 +124,8 @@ class Accumulator:
             )
         finally:
             self.close()
+        if self.refusals is not None:
+            summary = replace(summary, refusals=self.refusals)
         if self.verdicts is None:
             return summary
         return replace(summary, verdicts=self.verdicts, uncertain_verdicts=self.uncertain_verdicts)

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.scoring.answerability import RefusalCounts
+
 
 @dataclass(frozen=True, slots=True)
 class Summary:
@@ -39,6 +41,10 @@ class Summary:
     #: for other metrics and for judges that do not say.
     verdicts: int | None = None
     uncertain_verdicts: int | None = None
+    #: ``answerability_accuracy``: refused / answered by unanswerable / answerable, with
+    #: precision, recall and F1 of refusing unanswerable questions and the false-refusal
+    #: rate on answerable ones; ``None`` for other metrics.
+    refusals: RefusalCounts | None = None
 
     @property
     def uncertain_share(self) -> float | None:
@@ -55,6 +61,10 @@ class Summary:
             del out["verdicts"], out["uncertain_verdicts"]
         else:
             out["uncertain_share"] = self.uncertain_share
+        if self.refusals is None:
+            del out["refusals"]
+        else:
+            out["refusals"] = self.refusals.as_dict()
         return out
 
 

@@ -47,6 +47,8 @@ class RefusalReading:
     refusal: str | None = None
     #: The words that answer anyway after a refusal ("but it may be"), or None.
     answered: str | None = None
+    #: The sentence of the answer, as written, that declines, or None.
+    sentence: str | None = None
 
     @property
     def value(self) -> float:
@@ -298,26 +300,43 @@ def read_refusal(answer: str) -> RefusalReading:
     if found is None:
         part = _PART_ONLY_RE.search(text)
         if part is not None:
-            return RefusalReading("partial", part.group(0), part.group(0))
+            sentence = _sentence_at(answer, text, part.start())
+            return RefusalReading("partial", part.group(0), part.group(0), sentence)
         return RefusalReading("answer")
     refusal = found.group(0).strip()
+    sentence = _sentence_at(answer, text, found.start())
     before, after = text[: found.start()], text[found.end() :]
     answered = _ANSWERED_RE.search(text)
     if answered is not None:
-        return RefusalReading("partial", refusal, answered.group(0).strip())
+        return RefusalReading("partial", refusal, answered.group(0).strip(), sentence)
     contrast = _CONTRAST_AFTER_RE.search(after)
     if contrast is not None and _states_something(contrast.group("clause")):
-        return RefusalReading("partial", refusal, contrast.group(0).strip())
+        return RefusalReading("partial", refusal, contrast.group(0).strip(), sentence)
     lead = _CONTRAST_BEFORE_RE.search(before)
     if lead is not None and _states_something(after):
-        return RefusalReading("partial", refusal, lead.group(0).strip())
+        return RefusalReading("partial", refusal, lead.group(0).strip(), sentence)
     for clause in _CLAUSE_SPLIT_RE.split(answer):
         at = text.find(normalize_for_refusal(clause))
         if at < found.end() and at + len(clause) > found.start():
             continue  # the clause that refuses
         if _states_fact(clause):
-            return RefusalReading("partial", refusal, clause.strip())
-    return RefusalReading("refusal", refusal)
+            return RefusalReading("partial", refusal, clause.strip(), sentence)
+    return RefusalReading("refusal", refusal, sentence=sentence)
+
+
+def _sentence_at(answer: str, text: str, start: int) -> str:
+    """The sentence of ``answer`` (as written) whose normalised form holds position ``start``
+    of ``text`` (the normalised answer)."""
+    at = 0
+    sentences = [part for part in re.split(r"(?<=[.!?])\s+", answer.strip()) if part]
+    for part in sentences:
+        found = text.find(normalize_for_refusal(part), at)
+        if found < 0:
+            break
+        at = found + len(normalize_for_refusal(part))
+        if start < at:
+            return part
+    return answer.strip()
 
 
 def _states_something(clause: str) -> bool:
