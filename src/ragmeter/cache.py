@@ -74,10 +74,12 @@ def cache_key(
     messages: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any],
     schema: Mapping[str, Any] | None,
+    repeat: int = 0,
 ) -> str:
     """A stable sha256 over everything that determines a judge reply: never a secret, never
-    the address the judge was reached at."""
-    payload = {
+    the address the judge was reached at. ``repeat`` (``--repeats``) keeps each repeat's
+    reply apart; repeat 0's key is the key without repeats."""
+    payload: dict[str, Any] = {
         "format": KEY_FORMAT,
         "model": model,
         "judge_id": judge_id,
@@ -86,6 +88,8 @@ def cache_key(
         "params": dict(params),
         "schema": schema,
     }
+    if repeat:
+        payload["repeat"] = repeat
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

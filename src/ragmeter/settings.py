@@ -79,6 +79,11 @@ class Settings:
     #: Seconds the run may take in all; then it stops, keeping the rows scored (``--resume``
     #: scores the rest). 0 or None: no deadline.
     deadline: float | None = DEFAULT_DEADLINE
+    #: How many times the judge scores each row (``--repeats``): each repeat's replies are
+    #: cached apart, a row's score is the mean of its repeats, and the run record's
+    #: ``judge_noise`` says how much they differ (:mod:`ragmeter.runner.repeats`). For an LLM
+    #: or Python judge; the offline judge is deterministic and refuses more than one.
+    repeats: int = 1
 
     def __post_init__(self) -> None:
         """Refuse values no run can use, once, where the settings are made."""
@@ -122,6 +127,23 @@ class Settings:
                     f"The '{name}' setting must be a finite number >= 0 (a price per 1M "
                     f"tokens), or None for no cost. Got {price!r}."
                 )
+        if isinstance(self.repeats, bool) or not (
+            isinstance(self.repeats, int) and self.repeats >= 1
+        ):
+            raise ConfigError(
+                f"The 'repeats' setting must be an integer >= 1. Got {self.repeats!r}."
+            )
+        if (
+            self.repeats > 1
+            and isinstance(self.judge, str)
+            and self.judge.split(":", 1)[0] == "offline"
+        ):
+            raise ConfigError(
+                f"The 'repeats' setting is {self.repeats}, but the offline judge is "
+                "deterministic: it gives a row the same claims and verdicts every time, so "
+                "repeats would measure no noise. Repeat an LLM judge (an 'openai:MODEL' judge), "
+                "or leave repeats at 1."
+            )
         for name in ("ks", "relevance_ks"):
             for k in getattr(self, name):
                 if not isinstance(k, int) or k < 1:

@@ -60,8 +60,11 @@ def test_failed_and_undefined_repeats_are_left_out_of_the_mean_and_counted():
     ]
     (row,) = combine(["m"], repeats)
     assert row["m"].value == 0.25
-    assert row["m"].details["repeats"] == {"values": [None, 0.25, None], "spread": None,
-                                           "failed": 1}  # fmt: skip
+    assert row["m"].details["repeats"] == {
+        "values": [None, 0.25, None],
+        "spread": None,
+        "failed": 1,
+    }
 
 
 def test_a_row_that_failed_in_every_repeat_fails_and_one_never_defined_stays_undefined():

@@ -290,6 +290,14 @@ def evaluate(
             "connections), from the judge or the embedder; 0: never.",
         ),
     ] = 10,
+    repeats: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="Ask an LLM judge N times per row (each repeat cached apart): scores are the "
+            "mean, and the summary says how much the judge disagrees with itself.",
+        ),
+    ] = 1,
     cache: Annotated[
         Path | None, typer.Option(metavar="FILE", help="Judge cache file (SQLite).")
     ] = None,
@@ -447,6 +455,7 @@ def evaluate(
                 max_reply_bytes=max_reply_bytes,
                 max_claims=max_claims,
                 max_no_reply=max_no_reply,
+                repeats=repeats,
                 cache_path=str(cache) if cache else None,
                 use_cache=not no_cache,
                 price_in=price_in,
@@ -684,10 +693,10 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
                 highlight=False,
                 markup=False,
             )
-    for line in refusal_lines(result):
-        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
     for note in fallback_notes(result):
         err_console.print(f"note: {note}", highlight=False, markup=False)
+    for line in judge_noise_lines(result.info.get("judge_noise")):
+        err_console.print(line, highlight=False, markup=False)
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -713,23 +722,29 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
             )
 
 
-def refusal_lines(result: Any) -> list[str]:
-    """``answerability_accuracy``'s refusal statistics, one line, when the run has them."""
-    summary = result.summary.get("answerability_accuracy")
-    counts = getattr(summary, "refusals", None)
-    if counts is None:
-        return []
-
-    def rate(value: float | None) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
-    unanswerable = counts.refused_unanswerable + counts.answered_unanswerable
-    return [
-        f"answerability: refusing the {unanswerable} unanswerable questions: precision "
-        f"{rate(counts.precision)}, recall {rate(counts.recall)}, F1 {rate(counts.f1)}; "
-        f"false refusals on the {counts.rows - unanswerable} answerable: "
-        f"{rate(counts.false_refusal_rate)} (partial answers count as answering)"
-    ]
+def judge_noise_lines(noise: Any) -> list[str]:
+    """What ``--repeats`` measured, a line per metric (the run record's ``judge_noise``)."""
+    lines = []
+    for name, found in (noise or {}).items():
+        parts = [f"judge noise: {name} over {found['repeats']} repeats"]
+        if found.get("flip_share") is not None:
+            parts.append(
+                f"{found['flipped_claims']} of {found['claims']} claims flipped verdict "
+                f"({found['flip_share']:.1%})"
+            )
+        if found.get("mean_spread") is not None:
+            parts.append(f"rows' spread {found['mean_spread']:.3f} on average")
+        flaky = [str(f["index"]) for f in found.get("flaky", ())[:5]]
+        more = ", ..." if found.get("flaky_rows", 0) > len(flaky) else ""
+        parts.append(
+            f"{found.get('flaky_rows', 0)} flaky rows"
+            + (f" ({', '.join(flaky)}{more})" if flaky else "")
+        )
+        lines.append(
+            "; ".join(parts)
+            + "; its 95% CI holds the judge's variance (rows and repeats resampled)."
+        )
+    return lines
 
 
 def fallback_notes(result: Any) -> list[str]:
@@ -815,14 +830,16 @@ def list_metrics(
 
 
 def _register_commands() -> None:
-    """Commands defined beside the code they drive (reports, meta-evaluation)."""
+    """Commands defined beside the code they drive (reports, meta-evaluation, labels)."""
     from ragmeter.cli.calibrate import register as register_calibrate
+    from ragmeter.cli.label import register as register_label
     from ragmeter.cli.metaeval import register as register_metaeval
     from ragmeter.report.cli import register as register_report
 
     register_report(app)
     register_metaeval(app)
     register_calibrate(app)
+    register_label(app)
 
 
 _register_commands()

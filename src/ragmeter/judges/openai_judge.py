@@ -62,6 +62,7 @@ from ragmeter.io.redact import (
 from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.repeat import current_repeat
 from ragmeter.prompts import Prompt, load_prompt
 from ragmeter.types import Usage
 
@@ -419,6 +420,7 @@ class OpenAIJudge:
             messages=messages,
             params=self.params,
             schema=schema,
+            repeat=current_repeat(),
         )
         if self.cache is not None:
             stored = self.cache.get(key)

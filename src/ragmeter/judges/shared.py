@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Literal, TypeVar
 
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge, Verification, Want
+from ragmeter.judges.repeat import current_repeat
 from ragmeter.types import Usage
 
 T = TypeVar("T")
@@ -73,6 +74,7 @@ class SharedJudge:
     @staticmethod
     def _key(request: AnalyzeRequest) -> tuple:
         return (
+            current_repeat(),  # each repeat of the judge (--repeats) asks on its own
             request.question,
             request.answer,
             tuple(request.references),

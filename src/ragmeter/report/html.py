@@ -35,6 +35,7 @@ from ragmeter.report.load import (
     read_inputs,
     recorded_input,
 )
+from ragmeter.report.noise import judge_noise_section
 from ragmeter.report.risk import (
     SHORT_REFERENCE_SHARE,
     UNCERTAIN_SHARE,
@@ -958,6 +959,7 @@ def render_report(
     if comparison is not None and base is not None:
         _baseline_section(w, comparison, base)
     w.add(calibration_section(r.info))  # a run calibrated with --labels; else nothing
+    w.add(judge_noise_section(r.info, w.t))  # a run with --repeats; else nothing
     _usage_section(w, r.info)
     _config_section(w, r)
     w.add("</main></body></html>\n")

@@ -25,6 +25,7 @@ from ragmeter.metrics.base import Outcome, RunContext
 from ragmeter.metrics.progress import reporting_to
 from ragmeter.runner.plan import Plan
 from ragmeter.runner.progress import Progress
+from ragmeter.runner.repeats import combine, score_repeats
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
 log = logging.getLogger("ragmeter")
@@ -158,7 +159,7 @@ class BatchScorer:
         fam = self.plan.families[family]
         samples = [s for _, s in items]
         try:
-            outcomes = await fam.score_batch(samples, names)
+            outcomes = await self._family_scores(fam, samples, names)
             outcomes = self._checked(names, _aligned(outcomes, len(samples)))
         except UnavailableError as exc:
             note_stop(exc)  # every row would fail the same way: the run stops
@@ -170,7 +171,7 @@ class BatchScorer:
             outcomes = []
             for sample in samples:
                 try:
-                    one = await fam.score_batch([sample], names)
+                    one = await self._family_scores(fam, [sample], names)
                     outcomes.append(self._checked(names, _aligned(one, 1))[0])
                 except UnavailableError as stop:
                     note_stop(stop)
@@ -178,6 +179,21 @@ class BatchScorer:
                 except Exception as exc_one:
                     outcomes.append(_all_failed(names, exc_one))
         return items, names, outcomes
+
+    async def _family_scores(
+        self, fam: Any, samples: list[Sample], names: tuple[str, ...]
+    ) -> Sequence[Mapping[str, Any]]:
+        """The family's outcomes for ``samples``; with ``--repeats N`` (a judge's metrics),
+        the mean of N repeats of its work, each its own (:mod:`ragmeter.runner.repeats`)."""
+        repeats = self.ctx.settings.repeats
+        specs = {spec.name: spec for spec in self.plan.specs if spec.name in names}
+        if repeats == 1 or not any(spec.needs_judge for spec in specs.values()):
+            return await fam.score_batch(samples, names)
+
+        async def once() -> Sequence[Mapping[str, Any]]:
+            return _aligned(await fam.score_batch(samples, names), len(samples))
+
+        return combine(names, await score_repeats(once, repeats), specs)
 
     def _checked(
         self, names: tuple[str, ...], outcomes: Sequence[Mapping[str, Any]]

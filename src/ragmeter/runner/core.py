@@ -46,6 +46,7 @@ from ragmeter.runner.progress import (
     library_bars_off,
     make_progress,
 )
+from ragmeter.runner.repeats import NoiseTally, with_repeat_intervals
 from ragmeter.runner.resume import SCORING_SETTINGS, Resumed, load_resumed
 from ragmeter.runner.watch import Clock, Watch
 from ragmeter.scoring.statistics import Resamples, Summary
@@ -221,6 +222,8 @@ class Runner:
         self.skip: set[int] = set()
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
+        #: The judge's noise over its repeats (``--repeats`` above 1), else None.
+        self.noise = NoiseTally(ctx.settings.repeats) if ctx.settings.repeats > 1 else None
         #: The bootstrap draws of the summaries, shared by metrics with as many scores.
         self.resamples = Resamples()
         self.n_rows = 0
@@ -447,6 +450,10 @@ class Runner:
         self.n_rows += len(rows)
         for name, acc in self.acc.items():
             acc.add_rows(rows, name)
+        if self.noise is not None:
+            judged = {spec.name: spec for spec in self.plan.specs if spec.needs_judge}
+            for row in rows:
+                self.noise.add(row, judged)
         for row in rows:
             if row.failure_causes:
                 self.count_causes(row)
@@ -479,6 +486,7 @@ class Runner:
             started=started,
             data_name=data_name,
             resamples=self.resamples,
+            noise=self.noise,
             extra_info={
                 **self.record_info(),
                 **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
@@ -504,10 +512,15 @@ def make_result(
     data_name: str,
     extra_info: Mapping[str, Any] | None = None,
     resamples: Resamples | None = None,
+    noise: NoiseTally | None = None,
 ) -> RunResult:
     """Summaries (one metric at a time, releasing its spill file; ``resamples``: the
-    bootstrap draws, perhaps made ahead) and the run's record."""
+    bootstrap draws, perhaps made ahead) and the run's record. With ``noise`` (the judge's
+    repeats), the judged metrics' intervals resample rows and repeats, and the record holds
+    ``judge_noise``."""
     summary = _summaries(acc, resamples or Resamples())
+    if noise is not None:
+        summary = with_repeat_intervals(summary, noise)
     specs = {s.name: s for s in plan.specs}
     usage = ctx.usage
     info: dict[str, Any] = {
@@ -521,6 +534,7 @@ def make_result(
         "settings": public_settings(ctx.settings),
         **ctx.describe(),
         **(extra_info or {}),
+        **({"judge_noise": noise.record()} if noise is not None else {}),
         "usage": usage.as_dict(),
         "summary": {name: s.as_dict() for name, s in summary.items()},
     }
@@ -543,6 +557,8 @@ def public_settings(settings: Settings) -> dict[str, Any]:
         key, value = item.name, getattr(settings, item.name)
         if key == "api_key":
             continue
+        if key == "repeats" and value == 1:
+            continue  # recorded above 1 only: a record without it had one repeat
         if not isinstance(value, str | int | float | bool | tuple | list | type(None)):
             value = getattr(value, "name", type(value).__name__)
         if key == "base_url" and isinstance(value, str):

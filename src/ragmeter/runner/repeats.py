@@ -23,21 +23,32 @@ flaky rows) and the interval of the mean over rows and repeats
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragmeter.judges.repeat import in_repeat
 from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome
 from ragmeter.scoring.repeats import flipped_claims, repeat_interval, repeat_mean, spread
+from ragmeter.scoring.statistics import Summary
 from ragmeter.types import Failure, MetricSpec, RowResult, Score
 
-__all__ = ["FLAKY_SPREAD", "MAX_FLAKY_LISTED", "NoiseTally", "combine", "score_repeats"]
+__all__ = [
+    "FLAKY_SPREAD",
+    "MAX_FLAKY_LISTED",
+    "REPEAT_CI_METHOD",
+    "NoiseTally",
+    "combine",
+    "score_repeats",
+    "with_repeat_intervals",
+]
 
 #: A row whose repeats spread by this share of the metric's range (or more) is flaky.
 FLAKY_SPREAD = 0.1
 #: Flaky rows listed per metric in the run record (the most spread first).
 MAX_FLAKY_LISTED = 50
+#: A summary's ``ci_method`` when its interval resamples rows and repeats.
+REPEAT_CI_METHOD = "rows+repeats"
 #: Flipped claims kept in one row's details.
 _MAX_FLIPPED = 10
 
@@ -79,9 +90,11 @@ def _combine_one(name: str, outcomes: Sequence[Outcome], spec: MetricSpec | None
         first = outcomes[0]
         assert isinstance(first, Failure)
         return Failure(
-            name, f"Every one of the {n} repeats failed; the first: {first.message}",
-            field=first.field, cause=first.cause,
-        )  # fmt: skip
+            name,
+            f"Every one of the {n} repeats failed; the first: {first.message}",
+            field=first.field,
+            cause=first.cause,
+        )
     values = [o.value if isinstance(o, Score) else None for o in outcomes]
     mean = repeat_mean(values)
     if mean is None:
@@ -200,3 +213,17 @@ class NoiseTally:
                 "ci": None if interval is None else [round(x, 6) for x in interval],
             }
         return out
+
+
+def with_repeat_intervals(
+    summaries: Mapping[str, Summary], noise: NoiseTally
+) -> dict[str, Summary]:
+    """``summaries`` with each repeated metric's interval over rows and repeats
+    (``ci_method`` ``"rows+repeats"``) instead of the rows' bootstrap of their means."""
+    out = dict(summaries)
+    for name, summary in summaries.items():
+        interval = noise.interval(name)
+        if interval is not None and summary.mean is not None:
+            low, high = interval
+            out[name] = replace(summary, ci_low=low, ci_high=high, ci_method=REPEAT_CI_METHOD)
+    return out
