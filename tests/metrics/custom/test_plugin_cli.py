@@ -120,7 +120,11 @@ def test_resume_and_compare_work_on_plugin_metrics(project) -> None:
 def test_metrics_lists_a_plugin_and_an_unknown_plugin_is_worded(project) -> None:
     listed = _run(["metrics", "--plugin", "team_metrics.checks", "--json"], project)
     assert listed.returncode == 0, listed.stderr
-    names = {m["name"]: m for m in json.loads(listed.stdout)}
+    text = listed.stdout.strip()  # a JSON list, or piped one JSON object a line
+    records = (
+        json.loads(text) if text.startswith("[") else [json.loads(x) for x in text.splitlines()]
+    )
+    names = {m["name"]: m for m in records}
     assert names["cites_policy"]["description"] == "The answer cites a policy number (POL-123)."
     missing = _run(["evaluate", "data.jsonl", "--plugin", "team_metric.checks"], project)
     assert missing.returncode == 2
