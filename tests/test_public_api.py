@@ -7,6 +7,7 @@ import ragmeter
 PUBLIC = {
     "CacheError",
     "ConfigError",
+    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",

@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ragmeter import result as _result
 from ragmeter._version import __version__
+from ragmeter.config.criteria import Criterion
 from ragmeter.errors import (
     CacheError,
     ConfigError,
@@ -202,6 +203,7 @@ def list_metrics() -> list[MetricSpec]:
 __all__ = [
     "CacheError",
     "ConfigError",
+    "Criterion",
     "DataError",
     "Failure",
     "JudgeError",

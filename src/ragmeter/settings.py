@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ragmeter.config.criteria import Criterion, as_criteria
 from ragmeter.errors import ConfigError
 from ragmeter.types import Judge, Verifier
 
@@ -79,6 +80,9 @@ class Settings:
     #: Seconds the run may take in all; then it stops, keeping the rows scored (``--resume``
     #: scores the rest). 0 or None: no deadline.
     deadline: float | None = DEFAULT_DEADLINE
+    #: The user's criteria, each a metric judged by the LLM judge (all of a row's in one
+    #: call): a TOML path, a Criterion, or a list of them (:mod:`ragmeter.config.criteria`).
+    criteria: tuple[Criterion, ...] = ()
     #: How many times the judge scores each row (``--repeats``): each repeat's replies are
     #: cached apart, a row's score is the mean of its repeats, and the run record's
     #: ``judge_noise`` says how much they differ (:mod:`ragmeter.runner.repeats`). For an LLM
@@ -87,6 +91,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         """Refuse values no run can use, once, where the settings are made."""
+        object.__setattr__(self, "criteria", as_criteria(self.criteria))
         if self.max_concurrency < 1:
             raise ConfigError(
                 f"The 'max_concurrency' setting must be >= 1. Got {self.max_concurrency}."
