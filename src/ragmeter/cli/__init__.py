@@ -693,10 +693,12 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
                 highlight=False,
                 markup=False,
             )
-    for note in fallback_notes(result):
-        err_console.print(f"note: {note}", highlight=False, markup=False)
+    for line in refusal_lines(result):
+        err_console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in judge_noise_lines(result.info.get("judge_noise")):
         err_console.print(line, highlight=False, markup=False)
+    for note in fallback_notes(result):
+        err_console.print(f"note: {note}", highlight=False, markup=False)
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -720,6 +722,25 @@ def print_summary(result: Any, *, console: Console | None = None) -> None:
             err_console.print(
                 f"  row {index} {metric}: {redact(message)}", highlight=False, markup=False
             )
+
+
+def refusal_lines(result: Any) -> list[str]:
+    """``answerability_accuracy``'s refusal statistics, one line, when the run has them."""
+    summary = result.summary.get("answerability_accuracy")
+    counts = getattr(summary, "refusals", None)
+    if counts is None:
+        return []
+
+    def rate(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    unanswerable = counts.refused_unanswerable + counts.answered_unanswerable
+    return [
+        f"answerability: refusing the {unanswerable} unanswerable questions: precision "
+        f"{rate(counts.precision)}, recall {rate(counts.recall)}, F1 {rate(counts.f1)}; "
+        f"false refusals on the {counts.rows - unanswerable} answerable: "
+        f"{rate(counts.false_refusal_rate)} (partial answers count as answering)"
+    ]
 
 
 def judge_noise_lines(noise: Any) -> list[str]:
