@@ -32,6 +32,25 @@ def test_each_repeat_runs_as_its_own_repeat_and_comes_back_in_order():
     assert current_repeat() == 0
 
 
+def test_rows_reach_the_progress_once_whatever_the_repeats():
+    from ragmeter.metrics.progress import reporting_to, scored
+
+    reports: list[int] = []
+
+    async def work():
+        for _ in range(4):  # four samples, reported one by one
+            await asyncio.sleep(0)
+            scored(1)
+        return [{"m": Score(1.0, reason="r")}] * 4
+
+    async def run_all():
+        with reporting_to(reports.append):
+            return await score_repeats(work, 3)
+
+    asyncio.run(run_all())
+    assert sum(reports) == 4
+
+
 def test_a_row_is_the_mean_of_its_repeats_with_the_spread_and_flipped_claims():
     repeats = [
         [{"faithfulness": Score(1.0, reason="2 of 2.", details=claims(True, True))}],

@@ -22,6 +22,7 @@ flaky rows) and the interval of the mean over rows and repeats
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -29,6 +30,7 @@ from typing import Any
 from ragmeter.judges.repeat import in_repeat
 from ragmeter.metrics.aio import gather_or_cancel
 from ragmeter.metrics.base import Outcome
+from ragmeter.metrics.progress import reporting_to, scored
 from ragmeter.scoring.repeats import flipped_claims, repeat_interval, repeat_mean, spread
 from ragmeter.scoring.statistics import Summary
 from ragmeter.types import Failure, MetricSpec, RowResult, Score
@@ -56,10 +58,25 @@ Scores = Sequence[Mapping[str, Outcome]]
 
 
 async def score_repeats(work: Callable[[], Awaitable[Scores]], repeats: int) -> list[Scores]:
-    """``work()`` once per repeat, each as its own repeat, concurrently; in repeat order."""
+    """``work()`` once per repeat, each as its own repeat, concurrently; in repeat order.
+
+    The samples the repeats report scored (:func:`~ragmeter.metrics.progress.scored`) reach
+    the run's progress divided by ``repeats``: a row counts once, when all its repeats are.
+    """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1. Got {repeats!r}.")
-    return await gather_or_cancel(in_repeat(k, work()) for k in range(repeats))
+    outer = contextvars.copy_context()  # where the run's progress hook is
+    reported = shown = 0
+
+    def hook(n: int) -> None:
+        nonlocal reported, shown
+        reported += n
+        if reported // repeats > shown:
+            outer.run(scored, reported // repeats - shown)
+            shown = reported // repeats
+
+    with reporting_to(hook):
+        return await gather_or_cancel(in_repeat(k, work()) for k in range(repeats))
 
 
 def _verdicts(details: Any) -> dict[str, Hashable]:
