@@ -78,7 +78,7 @@ def test_out_dash_refuses_what_stdout_cannot_hold(tmp_path, extra, message):
 def test_metrics_json_lists_every_metric_with_its_fields():
     res = runner.invoke(app, ["metrics", "--json"])
     assert res.exit_code == 0, res.output
-    records = json.loads(res.stdout)
+    records = [json.loads(line) for line in res.stdout.splitlines()]  # piped: a line each
     assert [r["name"] for r in records] == list(all_specs())
     assert {"family", "requires", "higher_is_better", "lower", "upper"} <= set(records[0])
 

@@ -17,7 +17,7 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -62,6 +62,35 @@ class _Commands(TyperGroup):
                 markup=False,
             )
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
+
+    # typer writes a flag's type beside it in --help ("--help <bool>"): a flag takes no value.
+    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+        return _without_type(super().get_help_option(ctx))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _flags_without_type(command, ctx)
+        return command
+
+
+def _without_type(option: click.Option | None) -> click.Option | None:
+    if option is not None and option.is_flag and option.metavar is None:
+        option.metavar = ""
+    return option
+
+
+def _flags_without_type(command: click.Command, ctx: click.Context) -> None:
+    """No "<bool>" beside ``command``'s flags and help option in --help (nor its
+    subcommands')."""
+    _without_type(command.get_help_option(ctx))
+    for param in command.params:
+        if isinstance(param, click.Option):
+            _without_type(param)
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            if (sub := command.get_command(ctx, name)) is not None:
+                _flags_without_type(sub, ctx)
 
 
 app = typer.Typer(
@@ -525,7 +554,7 @@ def evaluate(
         return
     if not quiet:
         # With the results on stdout, everything else goes to stderr.
-        print_summary(result, console=err_console if to_stdout else out_console)
+        print_summary(result, console=err_console if to_stdout else out_console, keep=gates)
     if out is not None and not to_stdout:
         err_console.print(f"Results: {out}", markup=False)
     if report is not None:
@@ -544,6 +573,9 @@ def evaluate(
         for line in failed:
             err_console.print(f"[bold red]FAIL[/] {escape(line)}", highlight=False)
         raise typer.Exit(EXIT_GATE)
+    if gates:
+        line = passed_line(result, gates, with_means=gate != "calibrated")
+        err_console.print(f"[bold green]PASS[/] {escape(line)}", highlight=False)
 
 
 def _column_map(column: list[str] | None, input_format: str | None) -> Any:
@@ -648,36 +680,38 @@ def check_gates(result: Any, gates: dict[str, float]) -> list[str]:
     return failed
 
 
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4f}"
+def passed_line(result: Any, gates: dict[str, float], *, with_means: bool = True) -> str:
+    """One line for gates that all passed (after "PASS"): each gate, with the run's mean
+    when asked."""
+    parts = []
+    for name, threshold in gates.items():
+        spec, summary = result.specs.get(name), result.summary.get(name)
+        op = ">=" if spec is None or spec.higher_is_better else "<="
+        mean = summary.mean if with_means and summary is not None else None
+        parts.append(f"{name}: {'' if mean is None else f'mean {mean:.4f} '}{op} {threshold}")
+    return "; ".join(parts)
 
 
-def print_summary(result: Any, *, console: Console | None = None) -> None:
-    """The summary table on ``console`` (stdout by default); notes on stderr."""
+def print_summary(
+    result: Any, *, console: Console | None = None, keep: Collection[str] = ()
+) -> None:
+    """The summary table on ``console`` (stdout by default), metrics grouped by family and
+    a long run's tail folded (``keep``: metrics never folded, such as gated ones); notes on
+    stderr."""
+    from ragmeter.cli.summary_table import summary_table
     from ragmeter.io.redact import redact
 
     console = console or out_console
-    table = Table(title=f"ragmeter: {result.info.get('n_rows', 0)} rows")
-    width = max((len(name) for name in result.summary), default=6)
-    table.add_column("metric", no_wrap=True, min_width=width)
-    for col in ("n", "undef", "failed", "mean", "median", "std", "95% CI", "dir"):
-        table.add_column(col, justify="right", no_wrap=col == "95% CI")
-    for name, s in result.summary.items():
-        ci = "-" if s.ci_low is None else f"{s.ci_low:.3f}–{s.ci_high:.3f}"
-        direction = "↑" if result.specs[name].higher_is_better else "↓"
-        table.add_row(
-            name,
-            str(s.count),
-            str(s.undefined),
-            str(s.failed),
-            _fmt(s.mean),
-            _fmt(s.median),
-            _fmt(s.std),
-            ci,
-            direction,
-        )
+    table, plan = summary_table(result, keep=keep)
     # Wide enough for every column even when piped (rich assumes 80 columns off a terminal).
     Console(file=console.file, width=max(console.width, 132)).print(table)
+    if plan.folded:
+        err_console.print(
+            f"{plan.folded} metrics folded into the '+N more' rows: the results file (--out) "
+            "and the report (--report) hold every metric; -m NAME,... picks the ones shown.",
+            highlight=False,
+            markup=False,
+        )
     skipped = result.info.get("skipped") or {}
     if skipped:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
@@ -797,7 +831,8 @@ def list_metrics(
         typer.Option(
             "--json",
             metavar="",
-            help="A JSON list: name, family, needs, optional, direction, range, description.",
+            help="JSON: name, family, needs, optional, direction, range, description (a list "
+            "on a terminal; piped, one object per line).",
         ),
     ] = False,
 ) -> None:
@@ -825,7 +860,11 @@ def list_metrics(
             }
             for spec in specs
         ]
-        typer.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        if out_console.is_terminal:
+            typer.echo(json.dumps(records, indent=2, ensure_ascii=False))
+        else:  # piped: one object per line, for jq and line-based tools
+            for record in records:
+                typer.echo(json.dumps(record, ensure_ascii=False))
         return
     rows = [
         (

@@ -36,7 +36,9 @@ DeviceOption = Annotated[
 AllowDownloadOption = Annotated[
     bool,
     typer.Option(
-        "--allow-download", help="nli: fetch a model id missing from the local Hugging Face cache."
+        "--allow-download",
+        metavar="",
+        help="nli: fetch a model id missing from the local Hugging Face cache.",
     ),
 ]
 

@@ -57,7 +57,16 @@ def resolve_reward_model(spec: str | None = None) -> str:
     name = (spec or DEFAULT_REWARD_MODEL).strip()
     if not name:
         raise ConfigError("The reward model is empty. Pass --reward-model PATH.")
-    require_torch_stack("answer_reward")
+    try:
+        require_torch_stack("answer_reward")
+    except ModelUnavailableError as exc:
+        if spec:
+            raise
+        # Installing the extra is not enough: pip does not install the reward model.
+        raise ModelUnavailableError(
+            f"{exc}, and the reward model itself, given with --reward-model PATH (a local copy "
+            f"of {DEFAULT_REWARD_MODEL}; reward_model=PATH in the API)."
+        ) from None
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():

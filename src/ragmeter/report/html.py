@@ -25,6 +25,7 @@ from ragmeter.errors import DataError, RagmeterError
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.report.calibration_html import calibration_section
 from ragmeter.report.compare import Comparison, compare_runs
+from ragmeter.report.interval import interval_text
 from ragmeter.report.load import (
     MetricInfo,
     ReportRow,
@@ -123,9 +124,7 @@ def _num(x: float | None, digits: int = 3) -> str:
 
 
 def _ci(s: Summary) -> str:
-    if s.ci_low is None or s.ci_high is None:
-        return "—"
-    return f"[{s.ci_low:.3f}, {s.ci_high:.3f}]"
+    return interval_text(s, template="[{low:.3f}, {high:.3f}]")
 
 
 def worst_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
@@ -701,6 +700,7 @@ def _baseline_section(w: _Writer, comparison: Comparison, baseline: Run) -> None
         f"{comparison.paired} rows paired by {comparison.match_by}; "
         f"{comparison.unmatched_a} baseline rows and {comparison.unmatched_b} rows of this run "
         "have no partner.</p>",
+        *(f'<p class="note risk">{w.t(warning)}</p>' for warning in comparison.warnings),
     )
     if not comparison.metrics:
         w.add("<p>No metric is present in both runs.</p>")
@@ -823,6 +823,32 @@ def _skipped(w: _Writer, info: Mapping[str, Any]) -> None:
     w.add("</tbody></table>")
 
 
+#: A judge's setting with more values than this (a calibration's weights) shows folded.
+_FOLD_ENTRIES = 8
+
+
+def _leaves(value: Any) -> int:
+    """How many plain values a mapping holds, nested mappings counted through."""
+    if isinstance(value, Mapping):
+        return sum(_leaves(v) for v in value.values())
+    return 1
+
+
+def _input_text(w: _Writer, info: Mapping[str, Any]) -> str:
+    """The input's name as the run was given it, with its sha256 and row count if known."""
+    text = w.t(info["data"])
+    recorded = info.get("input")
+    if isinstance(recorded, Mapping) and isinstance(recorded.get("sha256"), str):
+        rows = recorded.get("rows")
+        count = f", {rows} rows" if isinstance(rows, int) else ""
+        what = "file" if recorded.get("source") == "file" else "rows"
+        text += (
+            f' <span class="note">({what} sha256 <code>{w.t(recorded["sha256"][:12])}</code>…'
+            f"{count})</span>"
+        )
+    return text
+
+
 def _config_section(w: _Writer, run: Run) -> None:
     info = scrub(dict(run.info))
     w.add('<h2 id="config">Run configuration</h2>')
@@ -839,6 +865,12 @@ def _config_section(w: _Writer, run: Run) -> None:
     ):
         if info.get(key) is not None:
             w.add(f"<tr><th>{label}</th><td>{w.t(info[key])}</td></tr>")
+    if info.get("data") is not None:
+        w.add(f"<tr><th>input</th><td>{_input_text(w, info)}</td></tr>")
+    column_map = info.get("column_map")
+    if isinstance(column_map, Mapping) and column_map:
+        shown = ", ".join(f"{field}={source}" for field, source in column_map.items())
+        w.add(f"<tr><th>column map</th><td>{w.t(shown)}</td></tr>")
     if run.source is not None:
         w.add(f"<tr><th>results file</th><td>{w.t(run.source)}</td></tr>")
     w.add("</tbody></table>")
@@ -862,7 +894,11 @@ def _config_section(w: _Writer, run: Run) -> None:
         for key, value in judge.items():
             if key == "prompts":
                 continue
-            w.add(f"<tr><th>{w.t(key)}</th><td>{_scalar(w, value)}</td></tr>")
+            shown = _scalar(w, value)
+            if (entries := _leaves(value)) > _FOLD_ENTRIES:
+                # A fitted model's weights: there for the record, folded out of the way.
+                shown = f"<details><summary>{entries} values</summary>{shown}</details>"
+            w.add(f"<tr><th>{w.t(key)}</th><td>{shown}</td></tr>")
         w.add("</tbody></table>")
         prompts = judge.get("prompts")
         if isinstance(prompts, Mapping) and prompts:
@@ -917,8 +953,10 @@ def render_report(
         f"<h1>{w.t(name, limit=200)}</h1>",
     )
     created = r.info.get("created")
+    data_name = scrub(dict(r.info)).get("data")
     w.add(
         f'<p class="note">{len(r.rows)} rows, {len(metrics)} metrics'
+        f"{f'; input {w.t(data_name)}' if data_name is not None else ''}"
         f"{f'; run created {w.t(created)}' if created else ''}"
         f"; report written {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>"
     )
