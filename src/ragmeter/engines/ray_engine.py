@@ -336,6 +336,7 @@ def run_ray(
         n_rows=state.n_rows,
         started=started,
         data_name=source.name,
+        noise=state.noise,
         extra_info={
             "engine": {"name": "ray", "workers": workers, "address": address},
             **state.record_info(),
@@ -485,6 +486,9 @@ def _drain(
                     state.count_causes(RowResult.from_json(json.loads(text)))
                 if '"verdict_count":' in text:  # claim metrics' verdicts, as the local engine
                     _count_verdicts(json.loads(text), job.metrics, state.acc)
+                if state.noise is not None and '"repeats":' in text:  # --repeats
+                    judged = {s.name: s for s in state.plan.specs if s.needs_judge}
+                    state.noise.add(RowResult.from_json(json.loads(text)), judged)
             state.n_rows += len(written)
             for name in job.metrics:
                 kinds = batch.column(f"k:{name}").to_numpy()[fresh]
