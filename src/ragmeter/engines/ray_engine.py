@@ -84,6 +84,9 @@ class _Job:
     settings: Settings
     fmt: str
     name: str
+    #: The run's Python metrics (``@ragmeter.metric``), defined again in each actor: Ray
+    #: pickles their functions by reference, or by value where no module holds them.
+    python_metrics: tuple[Any, ...] = ()
 
 
 def worker_concurrency(max_concurrency: int, workers: int) -> int:
@@ -104,6 +107,8 @@ class _ScoreBatches:
 
     def __init__(self, job: _Job) -> None:
         self.job = job
+        for metric in job.python_metrics:
+            registry.define(metric.spec, metric)
         self.plan = Plan(registry.resolve(job.metrics), auto=False)
         self.ctx = RunContext(job.settings)
         self.plan.build_families(self.ctx)
@@ -251,6 +256,11 @@ def run_ray(
             "or run it on the local engine (ragmeter.evaluate / --engine local)."
         )
     settings = settings or Settings()
+    if settings.criteria:
+        raise ConfigError(
+            "Criteria (--criteria) run on the local engine only: leave out --engine ray, or "
+            "run the criteria in a separate local run."
+        )
     if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
         raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
     if resume and out is None:
@@ -298,6 +308,9 @@ def run_ray(
             settings=_worker_settings(settings, per_worker),
             fmt=fmt,
             name=path.name,
+            python_metrics=tuple(
+                registry.defined(s.name) for s in plan.specs if s.family == registry.PYTHON_FAMILY
+            ),
         )
         data_ctx = ray.data.DataContext.get_current()
         saved = (data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars)

@@ -219,3 +219,27 @@ def test_the_decorated_function_stays_callable_as_written() -> None:
     picky = _picky()
     assert picky(ragmeter.Sample(answer="x")) == 0.75
     assert picky.__ragmeter_metric__.spec.description.startswith("Scores rows by their answer")
+
+
+def test_a_plugin_file_that_defines_no_metric_is_refused(tmp_path) -> None:
+    from ragmeter.metrics.custom.plugins import load_plugin
+
+    empty = tmp_path / "no_metrics_here.py"
+    empty.write_text("VALUE = 1\n")
+    with pytest.raises(ragmeter.ConfigError, match="defines no metric"):
+        load_plugin(str(empty))
+    broken = tmp_path / "broken_plugin.py"
+    broken.write_text("raise RuntimeError('half written')\n")
+    with pytest.raises(ragmeter.ConfigError, match="raised RuntimeError while being imported"):
+        load_plugin(str(broken))
+
+
+def test_an_entry_point_that_fails_names_its_package(monkeypatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    from ragmeter.metrics.custom import plugins
+
+    point = EntryPoint(name="team", value="no_such_module_for_ragmeter", group="ragmeter.metrics")
+    monkeypatch.setattr(plugins, "entry_points", lambda group: [point])
+    with pytest.raises(ragmeter.ConfigError, match="entry point 'team'.*could not be loaded"):
+        plugins.load_entry_points()
