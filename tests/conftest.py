@@ -23,10 +23,36 @@ def shared() -> Path:
     return SHARED
 
 
+#: The folders of ragmeter's cache dir that hold models converted or unpacked from their
+#: packages (GGUF -> ONNX graphs, torch folders): shared by every test of a session.
+CONVERTED_MODEL_FOLDERS = ("onnx", "models")
+
+
+@pytest.fixture(scope="session")
+def model_conversion_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache of converted models for the whole test session.
+
+    Converting the packaged GGUF to ONNX takes 20-40 s on 2 cores and leaves about 1.1 GB:
+    done once here, not once per test. Each test still gets its own cache dir (its judge
+    cache is its own); only the converted-model folders in it point here. A test about
+    conversion itself sets ``RAGMETER_CACHE_DIR`` to a folder of its own.
+    """
+    shared_cache = tmp_path_factory.mktemp("converted-models")
+    for name in CONVERTED_MODEL_FOLDERS:
+        (shared_cache / name).mkdir()
+    return shared_cache
+
+
 @pytest.fixture(autouse=True)
-def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+def _isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    model_conversion_cache: Path,
+):
     """Never touch the real user cache; never reach a real model endpoint."""
     cache = tmp_path_factory.mktemp("ragmeter-cache")
+    for name in CONVERTED_MODEL_FOLDERS:
+        (cache / name).symlink_to(model_conversion_cache / name, target_is_directory=True)
     monkeypatch.setenv("RAGMETER_CACHE_DIR", str(cache))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")

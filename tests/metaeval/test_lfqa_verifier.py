@@ -79,6 +79,7 @@ def test_suites_name_the_verifier_beside_the_judge():
     assert named == "offline, verifier nli:/m/checker"
 
 
+@pytest.mark.slow  # torch and a checkpoint over the LFQA suite
 def test_meta_eval_lfqa_measures_an_nli_verifier(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

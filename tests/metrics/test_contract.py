@@ -10,6 +10,9 @@ import ragmeter
 from ragmeter.errors import ModelUnavailableError
 from ragmeter.metrics.registry import all_specs
 
+# Every registered metric on real rows: the offline judge, MiniLM and the Gemma GGUF all load.
+pytestmark = pytest.mark.slow
+
 FULL = {
     "question": "When was the Eiffel Tower completed?",
     "question_id": "q1",

@@ -331,10 +331,13 @@ def test_long_contexts_are_cut_to_max_context_tokens(tmp_path: Path) -> None:
     assert scorer.score([long], ["the"]) == scorer.score([first4], ["the"])
 
 
-def test_conversion_is_cached_by_sha256_and_converter_version(tmp_path: Path) -> None:
+def test_conversion_is_cached_by_sha256_and_converter_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ragmeter.models._runtime import cache_dir, sha256_of
     from ragmeter.models.gguf_onnx import CONVERTER_VERSION
 
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path / "own-cache"))  # not the session's
     scorer, _ = scorer_for(tmp_path)
     scorer.score(["the tower"], ["the quest"])
     (converted,) = (cache_dir() / "onnx").iterdir()
