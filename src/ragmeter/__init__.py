@@ -182,12 +182,12 @@ def calibrate(results: Any, labels: str | os.PathLike[str] | LabelSet) -> Calibr
     ``ragmeter calibrate --json``, ``cal["faithfulness"].calibrated.ci`` an interval.
     """
     from ragmeter.io.labels import LabelSet, read_labels
-    from ragmeter.report.calibration import calibrate_run
-    from ragmeter.report.load import as_run, load_run
+    from ragmeter.report.calibration import calibrate_run, read_run_for_labels
+    from ragmeter.report.load import as_run
 
     label_set = labels if isinstance(labels, LabelSet) else read_labels(labels)
     if isinstance(results, str | os.PathLike):
-        run = load_run(results, keep_details=False)  # labelled rows' details read on demand
+        run = read_run_for_labels(results, label_set)  # one pass; labelled rows' details
     else:
         run = as_run(results)
     return calibrate_run(run, label_set)

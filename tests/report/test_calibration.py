@@ -189,3 +189,34 @@ def test_calibrates_a_run_in_memory(tmp_path: Path) -> None:
     # Claim 1 not supported by people; claim 0 takes the corrected rate of judge-supported
     # claims, (0 + 1) / (4 + 1) = 0.2: row value (0.2 + 0) / 2.
     assert cal["faithfulness"].labels.mean == pytest.approx(0.1)
+
+
+def test_the_one_pass_reader_keeps_resumed_rows_and_skips_a_cut_off_line(tmp_path: Path) -> None:
+    rows = [
+        {
+            "index": 0,
+            "id": "r0",
+            "scores": {"answer_reward": None},
+            "failures": {"answer_reward": "timeout"},
+            "failure_causes": {"answer_reward": "infrastructure"},
+        },
+        {"index": 1, "id": "r1", "scores": {"answer_reward": 0.2}},
+        {"index": 0, "id": "r0", "scores": {"answer_reward": 0.6}},
+    ]
+    path = write_results(tmp_path / "res.jsonl", rows)
+    with path.open("a") as f:
+        f.write('{"index": 2, "id": "r2", "sco')  # killed mid-line
+    labels = write_labels(
+        tmp_path / "l.jsonl",
+        [
+            {"id": "r0", "metric": "answer_reward", "value": 0.5},
+            {"id": "r1", "metric": "answer_reward", "value": 0.1},
+        ],
+    )
+    entry = ragmeter.calibrate(path, labels).as_dict()["answer_reward"]
+    assert entry["n_rows"] == 2
+    assert entry["judge"]["mean"] == pytest.approx(0.4)
+    assert entry["bias"]["mean"] == pytest.approx(0.1)
+    twice = write_results(tmp_path / "twice.jsonl", [rows[1], rows[1]])
+    with pytest.raises(DataError, match="line 2, field 'index': row 1 is already on line 1"):
+        ragmeter.calibrate(twice, labels)

@@ -20,23 +20,31 @@ then runs over rows.
 from __future__ import annotations
 
 import difflib
+import json
+import os
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragmeter.errors import DataError
 from ragmeter.io.labels import ClaimLabel, LabelSet, RowLabel
-from ragmeter.report.load import ReportRow, Run, read_details
+from ragmeter.io.results import check_record
+from ragmeter.report.load import Column, MetricInfo, Run, infer_higher_is_better, read_details
+from ragmeter.result import read_sidecar, results_expect
 from ragmeter.scoring import ppi
+from ragmeter.types import RETRIED_CAUSES
 
 __all__ = [
     "CLAIM_METRICS",
     "Calibration",
     "MetricCalibration",
+    "ScoreTable",
     "calibrate_run",
+    "read_run_for_labels",
 ]
 
 #: A verdict kind: (whose claims, checked against what).
@@ -144,14 +152,69 @@ class Calibration:
 # ----------------------------------------------------------------------------- rows
 
 
-def _row_lookup(run: Run) -> Callable[[str, str], int]:
-    """A function from a label's id (and line) to the row's position in ``run.rows``."""
+@dataclass(slots=True)
+class ScoreTable:
+    """What calibration reads of a run: per row (by position) its index, id and scores, and
+    the details of the rows labels name; with the run record's metric information."""
+
+    indexes: list[int]
+    ids: list[str | None]
+    scores: list[Mapping[str, Any]]
+    #: Position -> the row's details (only rows whose details were kept).
+    details: dict[int, Mapping[str, Any]]
+    info: Mapping[str, Any]
+    source: Path | None = None
+    _metrics: dict[str, MetricInfo] | None = None
+
+    @classmethod
+    def from_run(cls, run: Run) -> ScoreTable:
+        rows = run.rows
+        return cls(
+            indexes=[r.index for r in rows],
+            ids=[None if r.id is None else str(r.id) for r in rows],
+            scores=[r.scores for r in rows],
+            details={pos: r.details for pos, r in enumerate(rows) if r.details},
+            info=run.info,
+            source=run.source,
+            _metrics=run.metrics,
+        )
+
+    @property
+    def metrics(self) -> dict[str, MetricInfo]:
+        """The run record's metrics, then any other a row scores (direction inferred)."""
+        if self._metrics is None:
+            found = dict(Run(rows=(), info=self.info).metrics)
+            for scores in self.scores:
+                for name in scores:
+                    if name not in found:
+                        found[name] = MetricInfo(
+                            name, higher_is_better=infer_higher_is_better(name), inferred=True
+                        )
+            self._metrics = found
+        return self._metrics
+
+    def metric(self, name: str) -> MetricInfo:
+        return self.metrics[name]
+
+    def column(self, metric: str) -> Column:
+        """The rows with a score of ``metric``: their positions and values."""
+        out = Column()
+        for pos, scores in enumerate(self.scores):
+            value = scores.get(metric)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out.positions.append(pos)
+                out.values.append(float(value))
+        return out
+
+
+def _row_lookup(run: ScoreTable) -> Callable[[str, str], int]:
+    """A function from a label's id (and line) to the row's position in the run."""
     by_id: dict[str, int] = {}
     by_index: dict[str, int] = {}
-    for pos, row in enumerate(run.rows):
-        if row.id is not None:
-            by_id.setdefault(str(row.id), pos)
-        by_index[str(row.index)] = pos
+    for pos, (index, row_id) in enumerate(zip(run.indexes, run.ids, strict=True)):
+        if row_id is not None:
+            by_id.setdefault(row_id, pos)
+        by_index[str(index)] = pos
 
     def find(row_id: str, where: str) -> int:
         pos = by_id.get(row_id)
@@ -161,7 +224,7 @@ def _row_lookup(run: Run) -> Callable[[str, str], int]:
             close = difflib.get_close_matches(row_id, list(by_id)[:100_000], n=3)
             hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
             raise DataError(
-                f"{where}: row {row_id!r} is not in the results ({len(run.rows)} rows).{hint} "
+                f"{where}: row {row_id!r} is not in the results ({len(run.ids)} rows).{hint} "
                 "Give the row's id as the results have it (its 'id', or its 'index')."
             )
         return pos
@@ -202,7 +265,7 @@ def _row_agreement(y: np.ndarray, f: np.ndarray) -> dict[str, Any]:
 
 
 def _row_level(
-    run: Run,
+    run: ScoreTable,
     metric: str,
     labels: Sequence[RowLabel],
     find: Callable,
@@ -315,7 +378,7 @@ def _row_value(
 
 
 def _claim_level(
-    run: Run,
+    run: ScoreTable,
     metric: str,
     labels: Sequence[ClaimLabel],
     details: Mapping[int, Mapping[str, Any]],
@@ -451,24 +514,84 @@ def _claim_level(
     )
 
 
-def _details_of(run: Run, positions: set[int]) -> dict[int, Mapping[str, Any]]:
+def _details_of(run: ScoreTable, positions: set[int]) -> dict[int, Mapping[str, Any]]:
     """Claim details of the rows at ``positions``: kept in memory, else read from the file."""
-    rows: Sequence[ReportRow] = run.rows
-    out = {pos: rows[pos].details for pos in positions if rows[pos].details}
-    missing = {rows[pos].index: pos for pos in positions if pos not in out}
+    out = {pos: run.details[pos] for pos in positions if run.details.get(pos)}
+    missing = {run.indexes[pos]: pos for pos in positions if pos not in out}
     if missing and run.source is not None:
         for index, found in read_details(run.source, missing).items():
             out[missing[index]] = found
     return out
 
 
-def calibrate_run(run: Run, labels: LabelSet) -> Calibration:
+def read_run_for_labels(path: str | os.PathLike[str], labels: LabelSet) -> ScoreTable:
+    """A results file read in one pass for calibration: every row's index, id and scores, and
+    the claim details of the rows that claim labels name (by id or index) only.
+
+    Each line is checked as :func:`ragmeter.report.load.load_run` checks it (scores in their
+    metrics' ranges, indexes in the input's); a row written again by ``--resume`` counts in
+    its last version, any other repeated index is an error; a cut-off last line is not a row.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"Results file {str(path)!r} not found (or not a file).")
+    info = read_sidecar(path) or {}
+    expect = results_expect(info)
+    wanted = {label.id for label in labels.claims}
+    rows: dict[int, tuple[str | None, Mapping[str, Any], Mapping[str, Any] | None]] = {}
+    replaceable: dict[int, tuple[bool, Any, int]] = {}
+    with path.open("rb") as f:
+        for lineno, raw in enumerate(f, start=1):
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except ValueError as exc:  # also bad UTF-8
+                if not raw.strip():
+                    continue
+                if not raw.endswith(b"\n"):
+                    break  # a last line cut off by a killed run
+                raise DataError(f"{path}, line {lineno}: not valid JSON ({exc}).") from None
+            check_record(obj, f"{path}, line {lineno}", expect)
+            index, scores = obj["index"], obj.get("scores") or {}
+            earlier = replaceable.get(index)
+            if earlier is not None and not earlier[0] and scores.keys() <= earlier[1]:
+                raise DataError(
+                    f"{path}, line {lineno}, field 'index': row {index} is already on line "
+                    f"{earlier[2]}. A row is written again only by --resume."
+                )
+            causes = obj.get("failure_causes")
+            replaceable[index] = (
+                bool(causes) and any(c in RETRIED_CAUSES for c in causes.values()),
+                scores.keys(),
+                lineno,
+            )
+            row_id = obj.get("id")
+            if row_id is not None:
+                row_id = str(row_id)
+            details = None
+            if wanted and (row_id in wanted or str(index) in wanted):
+                found = obj.get("details")
+                details = found if isinstance(found, Mapping) else None
+            rows[index] = (row_id, scores, details)
+    indexes = list(rows)
+    return ScoreTable(
+        indexes=indexes,
+        ids=[rows[i][0] for i in indexes],
+        scores=[rows[i][1] for i in indexes],
+        details={pos: d for pos, i in enumerate(indexes) if (d := rows[i][2]) is not None},
+        info=info,
+        source=path,
+    )
+
+
+def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
     """Calibrate every metric of ``run`` that ``labels`` cover (see the module docstring).
 
     Raises :class:`~ragmeter.errors.DataError` naming the line for a label whose row, claim
     or metric the run does not have. Labels from a non-random selection (``stratified``)
     give agreement and bias but no labels-only or calibrated mean (``refused`` says why).
     """
+    if isinstance(run, Run):
+        run = ScoreTable.from_run(run)
     find = _row_lookup(run)
     refused = labels.refusal()
     by_metric: dict[str, list[RowLabel]] = defaultdict(list)
