@@ -79,10 +79,50 @@ def main() -> None:
                     if label != read
                 )
                 print(f"  {'':28s} errors: {table or 'none'}")
+    ragchecker()
     public = sorted(p.name for p in SHARED.glob("*squad*")) if SHARED.is_dir() else []
     print(
         "\npublic set with unanswerable questions: "
         + (", ".join(public) if public else f"none under {SHARED} (no SQuAD 2.0-style set)")
+    )
+
+
+def ragchecker() -> None:
+    """Real systems' answers: RAGChecker's meta-evaluation responses (Apache-2.0, read by path
+    from ../shared/data). No labels come with them: the answers the detector flags (and two
+    found by a keyword scan) were read by hand, ``bench/data/ragchecker_refusal_review.jsonl``
+    (ids and a label only; the rules were then adjusted on them, so this set is not held out).
+    """
+    path = SHARED / "ragchecker_meta_eval" / "human_labeled_data.json"
+    if not path.is_file():
+        print(f"\nRAGChecker responses: {path} not found, skipped")
+        return
+    responses: dict[tuple[int, str], str] = {}
+    for pair in json.loads(path.read_text(encoding="utf-8")):
+        for side in ("model1", "model2"):
+            text = pair[side].get("response")
+            if text:
+                responses.setdefault((pair["instance_id"], pair[side]["model_name"]), text)
+    unique = {text: key for key, text in responses.items()}
+    kinds = {key: read_refusal(text).kind for text, key in unique.items()}
+    counts = Counter(kinds.values())
+    review_path = DATA.with_name("ragchecker_refusal_review.jsonl")
+    review = [json.loads(line) for line in review_path.read_text(encoding="utf-8").splitlines()]
+    read = [(r["label"], kinds[(r["instance_id"], r["model_name"])]) for r in review]
+    flagged = [(label, kind) for label, kind in read if kind != "answer"]
+    refusals = [(label, kind) for label, kind in read if kind == "refusal"]
+    systems = len({model for _, model in responses})
+    print(
+        f"\nRAGChecker responses: {len(unique)} distinct answers of {systems} RAG systems; "
+        f"read as {counts['refusal']} refusal, {counts['partial']} partial, "
+        f"{counts['answer']} answer"
+    )
+    print(
+        f"  hand review of the {len(flagged)} flagged: refusals right "
+        f"{sum(label == kind for label, kind in refusals)} of {len(refusals)}; partial right "
+        f"{sum(label == kind == 'partial' for label, kind in flagged)} of "
+        f"{sum(kind == 'partial' for _, kind in flagged)}; declining answers missed among the "
+        f"reviewed: {sum(label != 'answer' and kind == 'answer' for label, kind in read)}"
     )
 
 

@@ -72,7 +72,7 @@ def test_the_hand_written_answers_are_read_with_high_precision_and_recall() -> N
     tp = sum(label == kind == "refusal" for label, kind in read)
     precision = tp / sum(kind == "refusal" for _, kind in read)
     recall = tp / sum(label == "refusal" for label, _ in read)
-    # bench/answer_refusal.py prints 0.968 and 0.974: a floor below them catches regressions.
+    # bench/answer_refusal.py prints 0.961 and 0.974: a floor below them catches regressions.
     assert precision >= 0.95 and recall >= 0.95
 
 

@@ -139,7 +139,7 @@ _REFUSAL_PATTERNS: tuple[str, ...] = (
     r"\bi\s+(?:really\s+|honestly\s+)?(?:do|did)\s+not\s+know\b",
     r"\b(?:i\s+have\s+)?no\s+idea\b",
     r"\bi\s+am\s+not\s+(?:sure|certain)\b",
-    r"\bnot\s+sure\b",
+    r"(?:^|[.!?;]\s)not\s+sure\b",
     # "I cannot answer / find / determine ...", "I was unable to ..."
     r"\bi\s+(?:\w+\s+)?(?:cannot|could\s+not|can\s+only\s+not|am\s+unable\s+to|was\s+unable\s+"
     rf"to|am\s+not\s+able\s+to|was\s+not\s+able\s+to|did\s+not\s+manage\s+to)\s+(?:\w+\s+)?"
@@ -169,16 +169,19 @@ _REFUSAL_PATTERNS: tuple[str, ...] = (
     rf"\b{_SOURCE_NOUN}\b[^.;:!?]{{0,40}}?\b(?:say|says|tell|tells|mention|mentions|"
     r"contain|contains)\s+(?:nothing|no(?:thing)?\s+(?:such|more))\s*[.!]?$",
     # "not mentioned / stated / found in the context", "not in the documents"
-    r"\b(?:is|are|was|were|has\s+not\s+been|have\s+not\s+been|be)\s+(?:not\s+|never\s+)?"
+    r"\b(?:(?:is|are|was|were|be)\s+(?:not|never)|(?:has|have)\s+not\s+been)\s+"
     r"(?:explicitly\s+|directly\s+|clearly\s+)?(?:mentioned|stated|specified|provided|"
     r"given|found|included|covered|available|present|addressed|discussed|contained|"
     r"listed|described|disclosed|reported|located|defined)\s+(?:in|within|anywhere|by)\b"
     rf"[^.]{{0,30}}\b{_SOURCE_NOUN}\b",
-    r"\b(?:is|are|was|were)\s+not\s+(?:explicitly\s+|directly\s+|clearly\s+)?(?:mentioned|"
-    r"stated|specified|addressed|discussed|answered|explained)\b",
+    r"\b(?:it|this|that|which|the\s+answer|this\s+information|this\s+detail|that\s+detail)\s+"
+    r"(?:is|was)\s+not\s+(?:explicitly\s+|directly\s+|clearly\s+)?(?:mentioned|stated|"
+    r"specified|addressed|discussed|answered|explained)\b",
     rf"\bnot\s+(?:in|within|covered\s+(?:in|by)|part\s+of)\s+{_DET}{_ADJ}{_SOURCE_NOUN}\b",
-    r"\bnot\s+found\b",
-    r"\bnot\s+(?:mentioned|stated|specified|answerable|addressed)\b",
+    r"^not\s+found\b",
+    r"(?:^|[.!?;:]\s)not\s+(?:mentioned|stated|specified|answerable|addressed)\b",
+    r"\bbut\s+(?:\w+\s+){1,4}(?:is|are|was|were)\s+not\s+(?:mentioned|stated|specified|"
+    r"discussed|addressed|described|named|given)\b",
     r"\bno\s+(?:exact|specific|precise|definite|definitive|clear|direct|explicit)\s+\w+\s+"
     r"(?:is|was|are|were)\s+(?:given|provided|mentioned|stated|specified|found|reported)\b",
     r"\bhard\s+to\s+(?:say|tell|determine|know)\b",
@@ -190,7 +193,8 @@ _REFUSAL_PATTERNS: tuple[str, ...] = (
     r"concern|concerns|relate\s+to|relates\s+to)|(?:cover|covers|discuss|discusses|"
     r"describe|describes)\s+only)\b",
     r"\bi\s+(?:did|do|could)\s+not\s+(?:find|locate)\b",
-    r"\b(?:does|do)\s+not\s+appear\s+(?:in|anywhere)\b",
+    rf"\b(?:does|do)\s+not\s+(?:appear|exist|occur)\s+(?:anywhere\s+)?in\s+{_DET}{_ADJ}"
+    rf"{_SOURCE_NOUN}\b",
     r"\bis\s+not\s+something\s+(?:the|these|that|this)\b[^.]{0,40}\b(?:cover|say|mention|"
     r"address|discuss)",
     r"\b(?:outside|beyond)\s+(?:the\s+)?scope\b",
@@ -220,9 +224,10 @@ _REFUSAL_PATTERNS: tuple[str, ...] = (
     r"determine|answer|identify|confirm)\b",
     r"\b(?:not|is\s+not)\s+(?:clear|evident|obvious)\s+(?:from|in|based\s+on)\b",
     r"\bit\s+is\s+(?:unclear|not\s+clear)\b",
-    r"\bunclear\b",
+    rf"\bunclear\s+(?:from|in|based\s+on)\s+{_DET}{_ADJ}{_SOURCE_NOUN}\b",
+    r"^(?:it\s+is\s+)?unclear\b",
     r"\bno\s+answer\s+(?:can|could)\s+be\b",
-    r"\b(?:not\s+enough|insufficient|inadequate|limited|no\s+sufficient)\s+"
+    r"\b(?:not\s+enough|insufficient|inadequate|no\s+sufficient)\s+"
     r"(?:information|context|data|details?|evidence|detail)\b",
     r"\b(?:information|context|data|details?)\s+(?:is|are|was)\s+(?:insufficient|missing|"
     r"lacking|not\s+(?:enough|sufficient|available|present|included))\b",
