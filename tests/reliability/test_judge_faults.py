@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from typing import Any
 
 import ragmeter
@@ -62,9 +61,7 @@ def test_a_run_with_faults_on_30_percent_of_calls_completes_and_never_misreads(
 
     server.configure(fault_rate=0.3, faults=FAULT_KINDS, seed=11, hang_seconds=1.5)
     server.reset()
-    started = time.monotonic()
     faulty = run(server, data)
-    elapsed = time.monotonic() - started
     stats = server.stats()
 
     injected = sum(stats["faults"].values())
@@ -93,13 +90,13 @@ def test_a_run_with_faults_on_30_percent_of_calls_completes_and_never_misreads(
     assert scored >= 0.8 * len(data) * len(METRICS), (scored, failed)
 
     # The usage counts every retry: each injected fault was either retried or ended the call.
+    # A hang (1.5 s) counts only when the 1 s deadline cut it: a call that waited it out would
+    # get a valid reply, and this equality would fail.
     usage = faulty.usage
     assert usage.calls == stats["chat_calls"]
     assert usage.retries + usage.failures == injected, (usage, stats["faults"])
     assert usage.retries > 0
     assert faulty.info["usage"]["retries"] == usage.retries
-    # Bounded: no request waited on a hang longer than its timeout and retries.
-    assert elapsed < 60, elapsed
 
 
 def test_injected_instructions_are_judged_as_data(server: TestServer, samples: Any) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ import pytest
 import ragmeter
 from ragmeter.cli import unusable_run
 from ragmeter.errors import JudgeUnavailableError
+from ragmeter.io.retry import RetryPolicy
 from ragmeter.metrics.base import Settings
 from ragmeter.report.load import load_run
 from ragmeter.testing.server import TestServer
@@ -149,35 +151,35 @@ def test_a_refusal_raises_with_the_reason_and_keeps_the_rows_scored(
     out = tmp_path / "out.jsonl"
     server.configure(refuse_from_call=30, refuse_status=status)
     server.reset()
-    started = time.monotonic()
     with pytest.raises(JudgeUnavailableError, match=f"HTTP {status}") as info:
         ragmeter.evaluate(
             data, METRICS, settings=settings_for(server.base_url, batch_size=5), out=out
         )
-    assert time.monotonic() - started < 10
     assert str(out) in str(info.value) and "--resume" in str(info.value)
+    # Stopped at once: no more refused requests than were in flight.
     assert server.stats()["refused_calls"] <= CONCURRENCY
     assert scored_lines(out, expected)
 
 
+@pytest.mark.timeout(300)  # a run that waited out a backoff per row would end here
 def test_a_judge_server_that_dies_mid_run_stops_the_run_quickly(
     server: TestServer, spawn_server: Any, samples: Any, tmp_path: Path
 ) -> None:
     expected, _, path, out = prepared(server, samples, tmp_path, 60)
     doomed = spawn_server(latency=0.02)
     proc = cli(path, out, f"{doomed.url}/v1")
-    deadline = time.monotonic() + 60
     while doomed.stats()["chat_calls"] < 30:
-        assert proc.poll() is None and time.monotonic() < deadline
+        assert proc.poll() is None, "the run ended before the server was killed"
         time.sleep(0.02)
     doomed.kill()  # connections are refused from now on
-    killed = time.monotonic()
     code, stderr = finish(proc)
-    # A few short connect retries (a blip is survived), then the run stops: not a minute of
-    # backoff per remaining row.
-    assert time.monotonic() - killed < 15
+    # A few short connect retries (a blip is survived), then the run stops: not a full
+    # backoff per remaining row. The connect retries are counted in the message.
     assert code == 2, stderr
     assert "cannot be reached any more" in stderr and "--resume" in stderr
+    retries = re.search(r"cannot be reached any more: .*?, (\d+) retries", stderr)
+    assert retries is not None, stderr
+    assert int(retries.group(1)) <= RetryPolicy().max_connect_retries, stderr
     kept = scored_lines(out, expected)
 
     # The same judge back up (on another port): --resume scores the rest.

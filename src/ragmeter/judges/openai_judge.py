@@ -37,7 +37,7 @@ import logging
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
@@ -109,6 +109,7 @@ class OpenAIJudge:
         max_reply_bytes: int = 1_000_000,
         max_claims: int = 1000,
         max_no_reply: int = DEFAULT_MAX_NO_REPLY,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         if not model:
             raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
@@ -160,6 +161,8 @@ class OpenAIJudge:
         self.params: dict[str, Any] = {"temperature": temperature}
         self.policy = retry_policy or RetryPolicy(max_retries=max_retries)
         self._rng = random.Random(seed)
+        #: ``await sleep(seconds)`` between retries: ``asyncio.sleep``, or the waits a test records.
+        self._sleep = sleep or asyncio.sleep
         self._mode = _MODES[0]
         self._analyze_prompt: Prompt = load_prompt("analyze")
         self._verify_prompt: Prompt = load_prompt("verify")
@@ -383,7 +386,7 @@ class OpenAIJudge:
             retries += 1
             self.usage.retries += 1
             log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retries, delay)
-            await asyncio.sleep(delay)
+            await self._sleep(delay)
 
     def _capped(self, analysis: Analysis) -> Analysis:
         """``analysis``, or ``JudgeReplyError`` when an answer has more than ``max_claims``
