@@ -193,8 +193,9 @@ def _different_inputs(a: Run, b: Run) -> str | None:
 
 
 _PAIR_HINT = (
-    "Compare two runs of the same input, give every row a unique question_id so rows pair by "
-    "id, or pass --pair-by-index (pair_by_index=True) to pair row i of A with row i of B anyway."
+    "Compare two runs of the same input, or give every row a unique question_id so rows pair "
+    "by id. To pair row i of A with row i of B anyway: ragmeter compare A B --pair-by-index "
+    "(compare_runs(a, b, pair_by_index=True) in Python)."
 )
 
 
