@@ -7,7 +7,8 @@ import pytest
 
 # tqdm reads TQDM_DISABLE once, when first imported; the CLI's main() sets it for its process.
 # Imported here, before any test runs main() in this process, tqdm's bars stay on by default
-# (tests/test_progress.py checks that ragmeter turns them off during a run and back on after).
+# (tests/runner/test_progress.py checks that ragmeter turns them off during a run and back on
+# after).
 with contextlib.suppress(ImportError):
     import tqdm  # noqa: F401
 

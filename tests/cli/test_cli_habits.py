@@ -14,7 +14,7 @@ from ragmeter.cli import app
 from ragmeter.judges.schemas import ReplyInvalid, _load
 from ragmeter.metrics.registry import all_specs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rag_sample.jsonl"
 runner = CliRunner()
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from ragmeter.cli import app
 from ragmeter.result import sidecar_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rag_sample.jsonl"
 runner = CliRunner()
 
@@ -153,7 +153,7 @@ def test_failures_are_listed_when_rows_stream_to_out(tmp_path):
 
 
 def test_a_run_where_every_row_fails_exits_two(tmp_path):
-    # (A mapped path no row has stops before scoring: tests/test_cli_habits.py.)
+    # (A mapped path no row has stops before scoring: tests/cli/test_cli_habits.py.)
     data = _write(
         tmp_path / "d.jsonl",
         [{"answer": "Paris", "pred": {"nope": 5}} for _ in range(3)],
