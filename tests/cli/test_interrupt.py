@@ -106,3 +106,20 @@ def test_a_signal_keeps_the_rows_scored_and_resume_finishes_the_run(
     final = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert sorted(r["index"] for r in final) == list(range(N_ROWS))
     assert "stopped" not in json.loads(Path(f"{out}.run.json").read_text(encoding="utf-8"))
+
+
+def test_the_message_says_what_was_kept_and_claims_cached_replies_only_when_there_are() -> None:
+    from ragmeter.cli.interrupt import interrupted_message
+
+    record = {"stopped": {"rows_kept": 3, "rows_in_flight": 4}}
+    args = ["evaluate", "d.jsonl", "--out", "r.jsonl"]
+    offline = interrupted_message(Path("r.jsonl"), record, [], args)
+    assert offline.startswith("Interrupted (SIGINT): 3 scored rows kept in r.jsonl")
+    assert "4 rows being scored are scored again by --resume." in offline
+    assert "cached" not in offline  # the offline judge's verdicts are computed again
+    assert offline.endswith("ragmeter evaluate d.jsonl --out r.jsonl --resume")
+    judged = interrupted_message(Path("r.jsonl"), record, [signal.SIGTERM], args, cached=True)
+    assert judged.startswith("Interrupted (SIGTERM)")
+    assert "replies they received are cached" in judged
+    streamed = interrupted_message(Path("-"), None, [], args)
+    assert "went to standard output" in streamed and "--out FILE" in streamed

@@ -531,10 +531,10 @@ def evaluate(
                         keep_rows=out is None or (to_stdout and report is not None),
                     )
             except KeyboardInterrupt:
-                kept = None if to_stdout else out
-                record = _record_since(kept, started)
+                record = None if to_stdout else _record_since(out, started)
+                cached = judge != "offline" and not no_cache
                 err_console.print(
-                    interrupted_message(kept, record, received, None),
+                    interrupted_message(out, record, received, None, cached=cached),
                     highlight=False,
                     markup=False,
                     soft_wrap=True,  # the command line stays one line to copy

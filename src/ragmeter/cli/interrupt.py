@@ -61,14 +61,21 @@ def resume_command(argv: list[str] | None = None) -> str:
 
 
 def interrupted_message(
-    out: Path | None, record: dict[str, Any] | None, received: list[int], argv: list[str] | None
+    out: Path | None,
+    record: dict[str, Any] | None,
+    received: list[int],
+    argv: list[str] | None,
+    *,
+    cached: bool = False,
 ) -> str:
-    """What an interrupted run kept and how to continue it."""
+    """What an interrupted run kept and how to continue it (``cached``: the judge's replies
+    are in its cache, so the rows scored again cost no call received before)."""
     what = signal.Signals(received[0]).name if received else "SIGINT"
-    if out is None:
+    if out is None or str(out) == "-":
+        went = "went to standard output" if out is not None else "are not kept"
         return (
-            f"Interrupted ({what}). Without --out the rows scored are not kept: give --out FILE "
-            "to keep them and continue later with --resume."
+            f"Interrupted ({what}). The rows scored so far {went}: give --out FILE to keep "
+            "them in a file and continue later with --resume."
         )
     stopped = (record or {}).get("stopped") if isinstance(record, dict) else None
     if not isinstance(stopped, dict):
@@ -77,11 +84,10 @@ def interrupted_message(
             "Run the command again to start over."
         )
     kept, in_flight = stopped.get("rows_kept", 0), stopped.get("rows_in_flight", 0)
-    again = (
-        f"; {in_flight} rows being scored are scored again then (judge replies received are cached)"
-        if in_flight
-        else ""
-    )
+    again = ""
+    if in_flight:
+        replies = " (the judge replies they received are cached)" if cached else ""
+        again = f"; {in_flight} rows being scored are scored again by --resume{replies}"
     return (
         f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
         f"stopped){again}. Continue with:\n  {resume_command(argv)}"
