@@ -124,7 +124,7 @@ def simulation(n_datasets: int, seed: int = 0) -> None:
 def real_labels(name: str, y_all: np.ndarray, f_all: np.ndarray, draw: int, seeds: int) -> None:
     truth = float(y_all.mean())
     raw_error = abs(float(f_all.mean()) - truth)
-    covered, errors, alone_covered, alone_errors, widths = 0, [], 0, [], []
+    covered, errors, alone_covered, alone_errors, widths, halves = 0, [], 0, [], [], []
     for seed in range(seeds):
         rng = np.random.default_rng(seed)
         labelled = rng.choice(y_all.size, draw, replace=False)
@@ -135,6 +135,7 @@ def real_labels(name: str, y_all: np.ndarray, f_all: np.ndarray, draw: int, seed
         errors.append(abs(est.mean - truth))
         alone_errors.append(abs(alone.mean - truth))
         widths.append(est.width / alone.width)
+        halves.append(est.width / 2)
     print(f"## {name}: {y_all.size} rows, {draw} drawn at random, {seeds} seeds")
     print(f"- human mean of all rows {truth:.4f}; offline judge mean {f_all.mean():.4f}")
     print(
@@ -145,9 +146,11 @@ def real_labels(name: str, y_all: np.ndarray, f_all: np.ndarray, draw: int, seed
         f"- mean absolute error: calibrated {np.mean(errors):.4f}, labels only "
         f"{np.mean(alone_errors):.4f}, offline judge raw {raw_error:.4f} (target: calibrated < raw)"
     )
+    judge_half = ppi.judge_mean(f_all).width / 2
     print(
-        f"- mean width PPI++ / labels only {np.mean(widths):.3f}; judge-human correlation "
-        f"{np.corrcoef(y_all, f_all)[0, 1]:.3f}"
+        f"- mean width PPI++ / labels only {np.mean(widths):.3f}; calibrated interval +-"
+        f"{np.mean(halves):.3f} on average, the judge's own +-{judge_half:.3f}; judge-human "
+        f"correlation {np.corrcoef(y_all, f_all)[0, 1]:.3f}"
     )
     print()
 
