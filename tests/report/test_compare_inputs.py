@@ -107,3 +107,14 @@ def test_cli_compare_of_different_inputs_exits_2_and_pairs_when_asked(app, write
     assert asked.exit_code == 0, asked.output
     assert "Warning: Paired by index although" in asked.output
     assert "3 rows paired by index" in asked.output
+
+
+def test_the_report_shows_why_pairs_by_id_may_mislead():
+    from ragmeter.report.html import render_report
+
+    a = run([0.5, 0.6], sha="a" * 64, ids=["q1", "q2"])
+    b = run([0.5, 0.9], sha="b" * 64, ids=["q1", "q2"])
+    html = render_report(b, baseline=a)
+    assert (
+        '<p class="note risk">Paired by id although the run records name different inputs' in html
+    )
