@@ -220,3 +220,53 @@ def test_the_one_pass_reader_keeps_resumed_rows_and_skips_a_cut_off_line(tmp_pat
     twice = write_results(tmp_path / "twice.jsonl", [rows[1], rows[1]])
     with pytest.raises(DataError, match="line 2, field 'index': row 1 is already on line 1"):
         ragmeter.calibrate(twice, labels)
+
+
+def _calibrated_run(tmp_path: Path, name: str, judge: np.ndarray, labels: dict[int, float]) -> Path:
+    from ragmeter.report.calibration import compare_calibrations  # noqa: F401 (import check)
+
+    rows = [
+        {"index": i, "id": f"r{i}", "scores": {"answer_reward": float(v)}}
+        for i, v in enumerate(judge)
+    ]
+    path = write_results(tmp_path / f"{name}.jsonl", rows)
+    label_file = write_labels(
+        tmp_path / f"{name}-labels.jsonl",
+        [{"id": f"r{i}", "metric": "answer_reward", "value": v} for i, v in labels.items()],
+    )
+    record = ragmeter.calibrate(path, label_file).as_record()
+    Path(f"{path}.run.json").write_text(json.dumps({"calibration": record}), encoding="utf-8")
+    return path
+
+
+def test_compare_pairs_two_runs_labelled_on_the_same_rows(tmp_path: Path) -> None:
+    from ragmeter.report.calibration import compare_calibrations
+
+    rng = np.random.default_rng(5)
+    truth_a = rng.random(400)
+    truth_b = np.clip(truth_a + 0.1, 0, 1)  # B is better by about 0.1 on every row
+    judge_a = np.clip(truth_a + 0.2 + rng.normal(0, 0.05, 400), 0, 1).round(4)
+    judge_b = np.clip(truth_b + 0.05 + rng.normal(0, 0.05, 400), 0, 1).round(4)
+    rows = rng.choice(400, 60, replace=False)
+    a = _calibrated_run(tmp_path, "a", judge_a, {int(i): float(truth_a[i]) for i in rows})
+    b = _calibrated_run(tmp_path, "b", judge_b, {int(i): float(truth_b[i]) for i in rows})
+    diff = compare_calibrations(a, b)["answer_reward"]
+    assert diff["paired"] and diff["n_shared_labels"] == 60 and diff["n_paired_rows"] == 400
+    true_diff = float((truth_b - truth_a).mean())
+    low, high = diff["calibrated"]["ci"]
+    assert low <= true_diff <= high
+    # The judges' own difference is off by their changed bias (0.05 - 0.2).
+    assert diff["judge"]["mean"] < true_diff - 0.1
+    # Unpaired (different rows labelled): wider than the paired interval.
+    other = [i for i in range(400) if i not in set(rows.tolist())][:60]
+    b2 = _calibrated_run(tmp_path, "b2", judge_b, {i: float(truth_b[i]) for i in other})
+    unpaired = compare_calibrations(a, b2)["answer_reward"]
+    assert not unpaired["paired"] and unpaired["n_shared_labels"] == 0
+    assert unpaired["calibrated"]["ci"][1] - unpaired["calibrated"]["ci"][0] > high - low
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    res = CliRunner().invoke(app, ["compare", str(a), str(b)])
+    assert "Calibrated with human labels (B - A, 95% interval):" in res.output
+    assert "paired on 60 rows labelled in both runs" in res.output

@@ -186,12 +186,7 @@ def calibrate_after_run(result: Any, out: Path | None, labels: Path | None) -> A
     from ragmeter.result import read_sidecar, write_sidecar
 
     calibration = ragmeter.calibrate(out if out is not None else result, labels)
-    record = {
-        "labels": str(labels),
-        "selection": calibration.selection,
-        "notes": list(calibration.notes),
-        "metrics": calibration.as_dict(),
-    }
+    record = calibration.as_record()
     if isinstance(result.info, dict):
         result.info["calibration"] = record
     if out is not None:

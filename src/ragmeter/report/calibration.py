@@ -44,6 +44,7 @@ __all__ = [
     "MetricCalibration",
     "ScoreTable",
     "calibrate_run",
+    "compare_calibrations",
     "read_run_for_labels",
 ]
 
@@ -108,6 +109,9 @@ class MetricCalibration:
     notes: tuple[str, ...] = ()
     #: The metric's range; intervals are cut to it.
     bounds: tuple[float, float] = (0.0, 1.0)
+    #: The people's value of each labelled row, by the row's id (its index without one):
+    #: kept in the run record so that ``compare`` can pair two runs' labels.
+    labelled: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         calibrated = _interval(self.calibrated, self.bounds)
@@ -144,6 +148,19 @@ class Calibration:
     def as_dict(self) -> dict[str, Any]:
         """One JSON object keyed by metric (``ragmeter calibrate --json``)."""
         return {name: m.as_dict() for name, m in self.metrics.items()}
+
+    def as_record(self) -> dict[str, Any]:
+        """What the run record keeps (``calibration``): the labels file, the selection, the
+        notes, :meth:`as_dict` per metric with the people's value of each labelled row."""
+        metrics = {}
+        for name, m in self.metrics.items():
+            metrics[name] = {**m.as_dict(), "labelled_rows": m.labelled}
+        return {
+            "labels": self.labels_path,
+            "selection": self.selection,
+            "notes": list(self.notes),
+            "metrics": metrics,
+        }
 
     def __getitem__(self, metric: str) -> MetricCalibration:
         return self.metrics[metric]
@@ -195,6 +212,11 @@ class ScoreTable:
 
     def metric(self, name: str) -> MetricInfo:
         return self.metrics[name]
+
+    def key(self, pos: int) -> str:
+        """The row's id, or its index (as text) when it has none."""
+        row_id = self.ids[pos]
+        return str(self.indexes[pos]) if row_id is None else row_id
 
     def column(self, metric: str) -> Column:
         """The rows with a score of ``metric``: their positions and values."""
@@ -315,6 +337,7 @@ def _row_level(
         bounds=(info.lower, info.upper),
         refused=refused,
         notes=tuple(notes),
+        labelled={run.key(pos): float(v) for pos, v in zip(kept, y, strict=True)},
     )
 
 
@@ -454,7 +477,7 @@ def _claim_level(
     if not rates:
         return None
     rows = sorted({pos for pos, _, _ in human})
-    y_rows, f_rows = [], []
+    y_rows, f_rows, keys = [], [], []
     dropped = 0
     for pos in rows:
         if pos not in scored:
@@ -479,6 +502,7 @@ def _claim_level(
             continue
         y_rows.append(value)
         f_rows.append(scored[pos])
+        keys.append(run.key(pos))
     y, f_lab = np.array(y_rows), np.array(f_rows)
     judge, alone, calibrated, bias = _estimates(y, f_lab, f_all, refused)
     agreement["rows"] = _row_agreement(y, f_lab)
@@ -511,6 +535,7 @@ def _claim_level(
         bounds=(info.lower, info.upper),
         refused=refused,
         notes=tuple(notes),
+        labelled=dict(zip(keys, y_rows, strict=True)),
     )
 
 
@@ -633,3 +658,70 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
     if refused:
         notes.append(f"No labels-only or calibrated mean: {refused}")
     return Calibration(out, labels.selection, labels.path, tuple(notes))
+
+
+# ----------------------------------------------------------------------------- compare
+
+
+def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
+    """The calibrated difference B - A of every metric both run records calibrated
+    (``evaluate --labels``), keyed by metric; ``{}`` when either has no calibration.
+
+    Paired when both runs labelled the same rows (by id, else index) for the metric, at least
+    two of them: PPI++ on the per-row differences, ``Y = Y_B - Y_A`` on the rows labelled in
+    both and ``f = f_B - f_A`` on every row both runs scored. Otherwise unpaired: the
+    difference of the two calibrated means, its variance the sum of theirs (from each
+    interval's half-width). A run whose labels were refused gives no difference.
+    """
+    run_a = a if isinstance(a, Run) else _as_table_run(a)
+    run_b = b if isinstance(b, Run) else _as_table_run(b)
+    rec_a, rec_b = run_a.info.get("calibration"), run_b.info.get("calibration")
+    if not isinstance(rec_a, Mapping) or not isinstance(rec_b, Mapping):
+        return {}
+    ta, tb = ScoreTable.from_run(run_a), ScoreTable.from_run(run_b)
+    z = ppi.z_value(0.95)
+    out: dict[str, dict[str, Any]] = {}
+    for metric, ea in (rec_a.get("metrics") or {}).items():
+        eb = (rec_b.get("metrics") or {}).get(metric)
+        if not isinstance(eb, Mapping) or not isinstance(ea, Mapping):
+            continue
+        ca, cb = ea.get("calibrated") or {}, eb.get("calibrated") or {}
+        if ca.get("refused") or cb.get("refused") or ca.get("ci") is None or cb.get("ci") is None:
+            why = ca.get("refused") or cb.get("refused") or "fewer than two labelled rows"
+            out[metric] = {"paired": False, "calibrated": {"mean": None, "ci": None}, "why": why}
+            continue
+        col_a, col_b = ta.column(metric), tb.column(metric)
+        fa = {ta.key(p): v for p, v in zip(col_a.positions, col_a.values, strict=True)}
+        fb = {tb.key(p): v for p, v in zip(col_b.positions, col_b.values, strict=True)}
+        both = [k for k in fa if k in fb]
+        ya, yb = ea.get("labelled_rows") or {}, eb.get("labelled_rows") or {}
+        shared = [k for k in ya if k in yb and k in fa and k in fb]
+        f_all = np.array([fb[k] - fa[k] for k in both])
+        entry: dict[str, Any] = {
+            "n_paired_rows": len(both),
+            "n_shared_labels": len(shared),
+            "judge": _interval(ppi.judge_mean(f_all) if f_all.size else None),
+        }
+        if len(shared) >= 2 and f_all.size:
+            y = np.array([yb[k] - ya[k] for k in shared])
+            f_lab = np.array([fb[k] - fa[k] for k in shared])
+            entry["paired"] = True
+            entry["calibrated"] = _interval(ppi.ppi_mean(y, f_lab, f_all))
+        else:
+            half_a = (ca["ci"][1] - ca["ci"][0]) / 2
+            half_b = (cb["ci"][1] - cb["ci"][0]) / 2
+            mean = cb["mean"] - ca["mean"]
+            half = float(np.hypot(half_a / z, half_b / z)) * z
+            entry["paired"] = False
+            entry["calibrated"] = {"mean": mean, "ci": [mean - half, mean + half]}
+        entry["higher_is_better"] = bool(ea.get("higher_is_better", True))
+        out[metric] = entry
+    return out
+
+
+def _as_table_run(obj: Any) -> Run:
+    from ragmeter.report.load import as_run, load_run
+
+    if isinstance(obj, str | os.PathLike):
+        return load_run(obj, keep_details=False)
+    return as_run(obj)

@@ -204,6 +204,7 @@ def compare_command(
         for c in mc.top_changes:
             who = f"row {c.index}" + (f" (id {c.id})" if c.id is not None else "")
             typer.echo(f"    {who}: {c.a:.3f} -> {c.b:.3f} ({c.delta:+.3f})")
+    _print_calibrated_differences(a, b)
     if results:
         typer.echo("")
     for gate in results:
@@ -212,6 +213,35 @@ def compare_command(
     if failed:
         typer.echo(f"{len(failed)} of {len(results)} gates failed.", err=True)
         raise typer.Exit(EXIT_GATE_FAILED)
+
+
+def _print_calibrated_differences(a: Path, b: Path) -> None:
+    """When both run records hold a calibration (``evaluate --labels``): each metric's
+    calibrated difference B - A (paired PPI++ when both runs labelled the same rows)."""
+    from ragmeter.report.calibration import compare_calibrations
+
+    try:
+        differences = compare_calibrations(a, b)
+    except RagmeterError as exc:
+        typer.echo(f"Warning: no calibrated comparison: {exc}", err=True)
+        return
+    if differences:
+        typer.echo("\nCalibrated with human labels (B - A, 95% interval):")
+    for metric, d in differences.items():
+        c = d["calibrated"]
+        if c["mean"] is None:
+            typer.echo(f"  {metric}: no calibrated difference ({d.get('why')})")
+            continue
+        how = (
+            f"paired on {d['n_shared_labels']} rows labelled in both runs"
+            if d["paired"]
+            else "unpaired: the runs' labelled rows differ"
+        )
+        judge = d["judge"]
+        raw = "" if judge["mean"] is None else f"; the judges' own difference {judge['mean']:+.3f}"
+        typer.echo(
+            f"  {metric}: {c['mean']:+.3f} [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] ({how}{raw})"
+        )
 
 
 def _delta(metric: str, raw: str) -> float:
