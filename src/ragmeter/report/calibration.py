@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -650,6 +650,16 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
                 f"{', '.join(CLAIM_METRICS)}; run one of them with the labelled rows."
             )
     notes = []
+    read = {kind for m in out for kind in CLAIM_METRICS.get(m, ("", ()))[1]}
+    unused = Counter(
+        _kind_name((c.source, c.against))
+        for c in labels.claims
+        if (c.source, c.against) not in read
+    )
+    for kind, count in unused.items():
+        notes.append(
+            f"{count} claim label(s) on {kind} match no metric of this run and were not used."
+        )
     if labels.selection is None:
         notes.append(
             f"{labels.path} does not say how its rows were chosen; they are taken as a uniform "
