@@ -270,3 +270,33 @@ def test_compare_pairs_two_runs_labelled_on_the_same_rows(tmp_path: Path) -> Non
     res = CliRunner().invoke(app, ["compare", str(a), str(b)])
     assert "Calibrated with human labels (B - A, 95% interval):" in res.output
     assert "paired on 60 rows labelled in both runs" in res.output
+
+
+def test_labels_no_metric_reads_are_noted(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "res.jsonl", [claim_row(i, [True, False]) for i in range(4)])
+    lines = [
+        {"id": "r0", "claim": 0, "label": "supported"},
+        {"id": "r1", "claim": 1, "label": "supported"},
+        {"id": "r1", "claim": 0, "label": "supported", "against": "reference"},
+    ]
+    cal = ragmeter.calibrate(results, write_labels(tmp_path / "l.jsonl", lines))
+    assert list(cal.metrics) == ["faithfulness"]
+    assert any(
+        "1 claim label(s) on answer claims against the reference match no metric" in note
+        for note in cal.notes
+    )
+
+
+def test_the_report_section_shows_estimates_and_refusals(tmp_path: Path) -> None:
+    from ragmeter.report.calibration_html import calibration_section
+
+    results = write_results(tmp_path / "res.jsonl", [claim_row(i, [True, False]) for i in range(6)])
+    lines = [{"id": f"r{i}", "claim": 1, "label": "supported"} for i in range(4)]
+    uniform = ragmeter.calibrate(results, write_labels(tmp_path / "u.jsonl", lines))
+    page = calibration_section({"calibration": uniform.as_record()})
+    assert "Calibration against human labels" in page and "faithfulness" in page
+    assert f"{uniform['faithfulness'].calibrated.mean:.3f}" in page
+    strat = ragmeter.calibrate(results, write_labels(tmp_path / "s.jsonl", lines, "stratified"))
+    page = calibration_section({"calibration": strat.as_record()})
+    assert "refused" in page and "not a uniform random sample" in page
+    assert calibration_section({}) == ""
