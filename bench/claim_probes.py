@@ -63,7 +63,7 @@ REFERENCE_KIND = "reference_correctness"
 
 def v5_calibration():
     """verifier-v5's calibration (its weights, bias and threshold on today's features)."""
-    from ragmeter.judges.offline import MODEL_CALIBRATION
+    from ragmeter.judges.offline.calibration import MODEL_CALIBRATION
 
     return dataclasses.replace(MODEL_CALIBRATION, weights=V5_WEIGHTS, bias=-2.6224, threshold=0.47)
 
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true")
     args = parser.parse_args(argv)
 
-    from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
+    from ragmeter.judges.offline.judge import MODEL_DECISION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     items = load(args.probes)

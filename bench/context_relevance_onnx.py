@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 from offline_models import DATA, THREADS, idle_rate, load_pairs, timed
 
-from ragmeter.models.gguf_convert import convert_gguf
-from ragmeter.models.lm_onnx import OnnxQuestionLikelihood
-from ragmeter.models.lm_scorer import load_question_likelihood
-from ragmeter.models.relevance_source import resolve_relevance_model
+from ragmeter.models.relevance.gguf.convert import convert_gguf
+from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood
+from ragmeter.models.relevance.source import resolve_relevance_model
+from ragmeter.models.relevance.torch_scorer import load_question_likelihood
 
 
 def pair_scores(scorer: Any, triples: list[tuple[str, str, str]]) -> tuple[np.ndarray, float]:

@@ -64,8 +64,8 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from ragmeter.judges.base import ClaimBlock
-    from ragmeter.judges.nli_verifier import NLIVerifier
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.hf_entailment import NLIVerifier
+    from ragmeter.judges.offline.judge import OfflineJudge
     from ragmeter.models.hf_classifier import HFClassifier
     from ragmeter.testing.tiny_classifiers import FAMILIES, tiny_classifier, tiny_hhem
 

@@ -79,7 +79,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline.judge import OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
     from ragmeter.scoring.lexical import k_precision
 

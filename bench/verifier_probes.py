@@ -93,7 +93,7 @@ def balanced_accuracy(labels: Sequence[bool], predicted: Sequence[bool]) -> floa
 def offline_verdicts(probes: Sequence[Probe]) -> list[bool]:
     """The offline judge's verdict on each probe, all probes in one ``verify_sync`` call."""
     from ragmeter.judges.base import ClaimBlock
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline.judge import OfflineJudge
 
     blocks = [ClaimBlock((p.claim,), (p.premise,)) for p in probes]
     verification = OfflineJudge().verify_sync(blocks)

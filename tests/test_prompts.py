@@ -7,8 +7,8 @@ from importlib import resources
 
 import pytest
 
-from ragmeter.judges import schemas as S
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
+from ragmeter.judges.llm import schemas as S
 from ragmeter.prompts import load_prompt, parse_prompt
 
 

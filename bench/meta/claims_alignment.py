@@ -79,8 +79,8 @@ def summarise(name: str, texts: list[tuple[str, list[str]]], split: Callable) ->
 
 
 def main() -> int:
-    from ragmeter.judges.claim_split import atomic_claims, load_parser
-    from ragmeter.judges.regex_claims import split_claims
+    from ragmeter.judges.offline.claim_split import atomic_claims, load_parser
+    from ragmeter.judges.offline.regex_claims import split_claims
 
     texts = load_texts()
     llm_mean = sum(len(c) for _, c in texts) / len(texts)

@@ -1,5 +1,5 @@
 """Fit how the offline verifier turns its model's probabilities into verdicts
-(``ragmeter.judges.offline.MODEL_DECISION``), across sources, and print leave-one-source-out
+(``ragmeter.judges.offline.judge.MODEL_DECISION``), across sources, and print leave-one-source-out
 numbers next to K-Precision's.
 
 Sources (``verifier_sources``): LFQA answer sentences against their documents (human labels),
@@ -8,7 +8,7 @@ on; the check-only NLI sets are never fitted on. The claim probes are not read h
 
 Each item's support is the best premise's; a cell is settled by a rule where the words
 settle it, else ``sigmoid(w_entail * logit(p_entail) + w_contra * p_contradiction
-+ w_share * share + bias)`` (see ``ragmeter.judges.offline_verdict``). The loss is the mean
++ w_share * share + bias)`` (see ``ragmeter.judges.offline.verdict``). The loss is the mean
 over sources of each source's cross-entropy against its (graded) target, so no source
 dominates. Printed per source: AUROC of the graded support against K-Precision's on the same
 items, and balanced accuracy at the threshold, first with each source left out of the fit,
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global NUMBER_RULE
     NUMBER_RULE = args.number_rule
 
-    from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
+    from ragmeter.judges.offline.judge import MODEL_DECISION, OfflineJudge
     from ragmeter.models.claim_verifier import ClaimVerifierModel
 
     model = ClaimVerifierModel(args.model) if args.model else "shipped"

@@ -22,7 +22,7 @@ Run::
     PYTHONPATH=src python bench/meta/fit_verifier.py [--features all|v1|a,b,c] [--semantic]
         [--no-clauses] [--no-pronouns] [--no-2fold]
 
-and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline_calibration.py``.
+and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline/calibration.py``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from lfqa import Answer, CachedEmbedder, correlations, load_lfqa, question_split
 
-from ragmeter.judges.offline import hard_conflicts
+from ragmeter.judges.offline.calibration import hard_conflicts
 
 L2 = 1e-3
 
@@ -52,7 +52,7 @@ def build(
 ) -> dict[str, np.ndarray]:
     """Stack every claim's features against its answer's documents (padded to the widest)."""
     from ragmeter.judges.base import ClaimBlock
-    from ragmeter.judges.regex_claims import claims_by_sentence
+    from ragmeter.judges.offline.regex_claims import claims_by_sentence
 
     blocks, claim_sentence, sentence_answer = [], [], []
     sentence = 0
@@ -178,7 +178,7 @@ def fit(answers: Sequence[Answer], d: dict[str, np.ndarray]) -> tuple[np.ndarray
 
 def _presets() -> dict[str, tuple[str, ...]]:
     """Named feature sets: the first verifier's (``v1``) and every lexical feature."""
-    from ragmeter.judges.offline_features import ALL_LEXICAL_FEATURES, LEXICAL_FEATURES
+    from ragmeter.judges.offline.features import ALL_LEXICAL_FEATURES, LEXICAL_FEATURES
 
     return {"v1": LEXICAL_FEATURES, "all": ALL_LEXICAL_FEATURES}
 
@@ -225,7 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-    from ragmeter.judges.offline import ALL_FEATURES, Calibration, OfflineJudge
+    from ragmeter.judges.offline.calibration import ALL_FEATURES, Calibration
+    from ragmeter.judges.offline.judge import OfflineJudge
 
     presets = _presets()
     names = presets.get(args.features) or tuple(
@@ -282,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         note="fitted by bench/meta/fit_verifier.py"
         + (f" --features {args.features}" if args.features != "all" else ""),
     )
-    print("\n# paste into src/ragmeter/judges/offline_calibration.py")
+    print("\n# paste into src/ragmeter/judges/offline/calibration.py")
     print(repr(cal))
     return 0
 

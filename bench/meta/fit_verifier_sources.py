@@ -23,7 +23,7 @@ Run::
 
     PYTHONPATH=src python bench/meta/fit_verifier_sources.py [--features all|small]
 
-and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline_calibration.py``.
+and paste the printed ``Calibration(...)`` into ``src/ragmeter/judges/offline/calibration.py``.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ FEATURE_GATE = 0.25
 
 
 def cache_key(source: str, items: Sequence[Item], model_name: str) -> str:
-    from ragmeter.judges.offline import VERSION
+    from ragmeter.judges.offline.calibration import VERSION
 
     text = f"{source}|{len(items)}|{VERSION}|{model_name}|{items[0].text}|{items[-1].text}"
     return hashlib.sha256(f"{text}|gate{FEATURE_GATE}".encode()).hexdigest()[:16]
@@ -120,7 +120,7 @@ def cache_key(source: str, items: Sequence[Item], model_name: str) -> str:
 def cached_build(source: str, items: Sequence[Item], judge: Any) -> dict:
     from dataclasses import replace
 
-    from ragmeter.judges.offline import OfflineJudge
+    from ragmeter.judges.offline.judge import OfflineJudge
 
     model = judge._model_or_load()
     calibration = replace(judge.calibration, min_content_share=FEATURE_GATE)
@@ -226,14 +226,14 @@ def fit(parts: Sequence[dict], columns: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def evaluate(params: np.ndarray, threshold: float, d: dict, columns: np.ndarray) -> dict:
-    from ragmeter.judges.offline import ALL_FEATURES
+    from ragmeter.judges.offline.calibration import ALL_FEATURES
 
     kp = d["x"][..., ALL_FEATURES.index("token_precision")]
     kp = np.where(d["mask"], kp, -1).max(axis=1)
     n = len(d["y"])
     kp_item = item_mean(kp, d)
     verdict = item_verdict(params, threshold, d, columns)
-    from ragmeter.judges.offline import LEXICAL_CALIBRATION as v2
+    from ragmeter.judges.offline.calibration import LEXICAL_CALIBRATION as v2
 
     v2_columns = np.array([ALL_FEATURES.index(f) for f in v2.features])
     v2_params = np.array([*v2.weights, v2.bias])
@@ -262,7 +262,7 @@ def subset(d: dict, keep_items: np.ndarray) -> dict:
 
 def per_claim(params: np.ndarray, threshold: float | None, d: dict, columns: np.ndarray):
     """Each claim's support (``threshold`` None) or verdict (0/1, hard conflicts applied)."""
-    from ragmeter.judges.offline import hard_conflicts
+    from ragmeter.judges.offline.calibration import hard_conflicts
 
     p = _cells(params, d, columns)
     if threshold is None:
@@ -320,13 +320,13 @@ def fit_data(judge: Any, items: dict[str, Sequence[Item]], share: float) -> dict
     """Features of each source's ``items`` (cached, built at ``FEATURE_GATE``), the model
     features zeroed where a verifier gated at ``share`` does not run the model; ``share``
     becomes the content-share rule in force (``SHARE``)."""
-    from ragmeter.judges.offline import ALL_FEATURES
-    from ragmeter.judges.offline_nli import NLI_FEATURES
+    from ragmeter.judges.offline.calibration import ALL_FEATURES
+    from ragmeter.judges.offline.model_features import NLI_FEATURES
 
     data = {s: cached_build(s, its, judge) for s, its in items.items()}
     SHARE[0] = share
     nli = np.array([ALL_FEATURES.index(n) for n in NLI_FEATURES])
-    from ragmeter.judges.offline import GATE_FEATURE
+    from ragmeter.judges.offline.calibration import GATE_FEATURE
 
     content = ALL_FEATURES.index(GATE_FEATURE)
     for d in data.values():
@@ -338,7 +338,7 @@ def fit_data(judge: Any, items: dict[str, Sequence[Item]], share: float) -> dict
 def lfqa_leave_one_system_out(answers: Sequence[Any], judge: Any) -> dict[str, Any]:
     """``bench/meta/lfqa.py --loso`` for a judge with the trained model: the judge's
     features refitted on the other sources and five LFQA systems, scored on the sixth."""
-    from ragmeter.judges.offline import ALL_FEATURES
+    from ragmeter.judges.offline.calibration import ALL_FEATURES
 
     data = fit_data(judge, {s: load(s) for s in FIT_SOURCES}, judge.calibration.min_content_share)
     if len(answers) != len({it.group.rsplit("/", 1)[0] for it in load("lfqa")}):
@@ -367,9 +367,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from ragmeter.judges.offline import ALL_FEATURES, MODEL_CALIBRATION, OfflineJudge
-    from ragmeter.judges.offline_features import ALL_LEXICAL_FEATURES
-    from ragmeter.judges.offline_nli import NLI_FEATURES
+    from ragmeter.judges.offline.calibration import ALL_FEATURES, MODEL_CALIBRATION
+    from ragmeter.judges.offline.features import ALL_LEXICAL_FEATURES
+    from ragmeter.judges.offline.judge import OfflineJudge
+    from ragmeter.judges.offline.model_features import NLI_FEATURES
 
     if args.features == "all":
         names = (*ALL_LEXICAL_FEATURES, *NLI_FEATURES)
@@ -387,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         items = {s: its[: args.limit] for s, its in items.items()}
     data = fit_data(judge, items, args.min_share)
     if args.no_rules:
-        from ragmeter.judges.offline_conflicts import CONFLICT_RULE_FEATURES
+        from ragmeter.judges.offline.conflicts import CONFLICT_RULE_FEATURES
 
         rules = [ALL_FEATURES.index(n) for n in CONFLICT_RULE_FEATURES]
         for d in data.values():

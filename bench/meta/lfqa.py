@@ -161,7 +161,7 @@ def leave_one_system_out(answers: Sequence[Answer], judge: Any) -> dict[str, Any
         return fs.lfqa_leave_one_system_out(answers, judge)
     import fit_verifier as fv
 
-    from ragmeter.judges.offline import ALL_FEATURES
+    from ragmeter.judges.offline.calibration import ALL_FEATURES
 
     full = fv.build(answers, judge, clauses=True, pronouns=True)
     data = fv.select(full, [ALL_FEATURES.index(n) for n in judge.calibration.features])
@@ -185,7 +185,7 @@ def run(
     leave-one-system-out refits (``loso``) added."""
     verifiers = None
     if semantic:
-        from ragmeter.judges.offline import OfflineJudge
+        from ragmeter.judges.offline.judge import OfflineJudge
 
         verifiers = [("", OfflineJudge()), ("+minilm", OfflineJudge(embedder=CachedEmbedder()))]
     return suite.run(

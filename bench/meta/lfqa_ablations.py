@@ -4,7 +4,7 @@ Each line is Spearman (answer level averaged over the 6 systems / pooled / sente
 against the human support labels, as ``lfqa.py`` computes them:
 
 * ``split``: other clause boundaries for the regular-expression claim splitter, the fallback
-  when spaCy is not installed (:mod:`ragmeter.judges.regex_claims`; also before which /
+  when spaCy is not installed (:mod:`ragmeter.judges.offline.regex_claims`; also before which /
   because / although, or before a bare because / since / while, or before a bare but / and
   then), with the shipped calibration; the first row is the shipped claims (spaCy's atomic
   claims when it is installed) for reference;
@@ -39,8 +39,8 @@ from scipy.stats import rankdata
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lfqa import Answer, correlations, load_lfqa, verifier_scores
 
-import ragmeter.judges.regex_claims as regex_claims
-from ragmeter.judges.offline import OfflineJudge
+import ragmeter.judges.offline.regex_claims as regex_claims
+from ragmeter.judges.offline.judge import OfflineJudge
 from ragmeter.text import tokens
 
 SPLITS = {
@@ -142,7 +142,7 @@ def pmi_rows(answers: Sequence[Answer]) -> list[str]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging
 
-    from ragmeter.models.lm_scorer import _convert_gguf, resolve_relevance_model
+    from ragmeter.models.relevance.torch_scorer import _convert_gguf, resolve_relevance_model
 
     logging.disable_progress_bar()
     source = resolve_relevance_model("offline")

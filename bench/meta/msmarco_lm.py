@@ -53,7 +53,7 @@ def _cache() -> Path:
 def model_dir(name: str) -> str:
     """A transformers folder for ``name``, converting the GGUF once when needed."""
     if name == "smollm2":
-        from ragmeter.models.lm_scorer import _convert_gguf, resolve_relevance_model
+        from ragmeter.models.relevance.torch_scorer import _convert_gguf, resolve_relevance_model
 
         source = resolve_relevance_model("offline")
         return source.location or _convert_gguf(source.gguf)  # type: ignore[arg-type]

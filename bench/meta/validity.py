@@ -344,7 +344,7 @@ VERIFIER_INTRO = """\
 
 Every claim metric is arithmetic over claims and the verdict "does this premise entail this
 claim". The offline verifier's combination (lexical features + the trained model's
-probabilities, `src/ragmeter/judges/offline_nli.py`) is fitted on four sources (LFQA's
+probabilities, `src/ragmeter/judges/offline/model_features.py`) is fitted on four sources (LFQA's
 3,993 sentences, WiCE's held-out half, RAGChecker's two examples labelled by its LLM checker,
 SNLI pairs the model never saw) and checked on six it is never fitted on. Each fitted
 source's first row comes from a fit without that source (leave-one-source-out); "in-sample"

@@ -322,8 +322,8 @@ class Judge(Protocol):
 @runtime_checkable
 class Verifier(Protocol):
     """Decides entailment only: ``verify`` of a :class:`Judge`. Every judge is one, and so is
-    the ``nli:`` verifier (:mod:`ragmeter.judges.nli_verifier`); ``Settings.verifier`` pairs
-    one with the judge that extracts the claims (:mod:`ragmeter.judges.composite`)."""
+    the ``nli:`` verifier (:mod:`ragmeter.judges.hf_entailment`); ``Settings.verifier`` pairs
+    one with the judge that extracts the claims (:mod:`ragmeter.judges.verified`)."""
 
     #: Stable identity used in cache keys and results, e.g. "nli:MiniCheck-RoBERTa-Large@...".
     name: str

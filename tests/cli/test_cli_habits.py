@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
-from ragmeter.judges.schemas import ReplyInvalid, _load
+from ragmeter.judges.llm.schemas import ReplyInvalid, _load
 from ragmeter.metrics.registry import all_specs
 
 ROOT = Path(__file__).resolve().parents[2]

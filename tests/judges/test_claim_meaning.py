@@ -1,5 +1,5 @@
 """Atomic claims keep their meaning: each keeps a subject and a predicate of the text it
-comes from (``ragmeter.judges.claim_split``, issue 24 part 4)."""
+comes from (``ragmeter.judges.offline.claim_split``, issue 24 part 4)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.judges import claim_split
-from ragmeter.judges.claim_split import atomic_claims
+from ragmeter.judges.offline import claim_split
+from ragmeter.judges.offline.claim_split import atomic_claims
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "rag_sample.jsonl"
 

@@ -1,4 +1,4 @@
-"""Atomic claims of the offline judge (``ragmeter.judges.claim_split``)."""
+"""Atomic claims of the offline judge (``ragmeter.judges.offline.claim_split``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.judges import claim_split
 from ragmeter.judges.base import AnalyzeRequest
-from ragmeter.judges.claim_split import (
+from ragmeter.judges.offline import claim_split
+from ragmeter.judges.offline.claim_split import (
     ATOMIC_METHOD,
     REGEX_METHOD,
     atomic_claims,
@@ -20,7 +20,7 @@ from ragmeter.judges.claim_split import (
     strip_artefacts,
     strip_framing,
 )
-from ragmeter.judges.offline import OfflineJudge
+from ragmeter.judges.offline.judge import OfflineJudge
 from ragmeter.scoring.claims import NO_ANSWER_CLAIMS, NONCOMMITTAL_ANSWER
 
 

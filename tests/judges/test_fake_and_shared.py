@@ -8,7 +8,7 @@ from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge
 from ragmeter.judges.factory import make_judge
 from ragmeter.judges.fake import FakeJudge, all_entailed, none_entailed
-from ragmeter.judges.shared import SharedJudge
+from ragmeter.judges.shared_analysis import SharedJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.types import Usage
 

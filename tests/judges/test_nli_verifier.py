@@ -17,7 +17,7 @@ pytest.importorskip("transformers")
 from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import ClaimBlock, answer_premise
-from ragmeter.judges.nli_verifier import NLIVerifier, _PairBatcher
+from ragmeter.judges.hf_entailment import NLIVerifier, _PairBatcher
 from ragmeter.models.hf_classifier import HFClassifier
 from ragmeter.testing.tiny_classifiers import tiny_classifier
 

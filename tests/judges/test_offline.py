@@ -17,20 +17,16 @@ from ragmeter.judges.base import (
     answer_premise,
     split_answer_premise,
 )
-from ragmeter.judges.claim_split import ATOMIC_METHOD
-from ragmeter.judges.offline import (
+from ragmeter.judges.offline.analysis import offline_questions, regex_entities
+from ragmeter.judges.offline.calibration import (
     ALL_FEATURES,
     LEXICAL_CALIBRATION,
     MODEL_CALIBRATION,
     Calibration,
-    OfflineJudge,
-    beyond_question,
-    is_noncommittal,
-    offline_questions,
-    regex_entities,
-    restates_question,
 )
-from ragmeter.judges.offline_features import (
+from ragmeter.judges.offline.checks import beyond_question, restates_question
+from ragmeter.judges.offline.claim_split import ATOMIC_METHOD, is_noncommittal
+from ragmeter.judges.offline.features import (
     BLOCK_FEATURES,
     BlockText,
     block_features,
@@ -39,7 +35,8 @@ from ragmeter.judges.offline_features import (
     prepare_premise,
     stem,
 )
-from ragmeter.judges.regex_claims import claims_by_sentence, split_claims
+from ragmeter.judges.offline.judge import OfflineJudge
+from ragmeter.judges.offline.regex_claims import claims_by_sentence, split_claims
 
 PREMISE = (
     "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris. "

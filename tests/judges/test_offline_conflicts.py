@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.judges.offline_conflicts import (
+from ragmeter.judges.offline.conflicts import (
     clauses_of,
     conflict_features,
     covering_sentences,
     role_conflicts,
 )
-from ragmeter.judges.offline_features import prepare_claim, prepare_premise
+from ragmeter.judges.offline.features import prepare_claim, prepare_premise
 
 
 def features(claim: str, premise: str) -> tuple[float, float]:

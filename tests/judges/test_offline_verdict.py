@@ -11,9 +11,9 @@ import pytest
 
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import ClaimBlock, answer_premise
-from ragmeter.judges.offline import MODEL_DECISION, OfflineJudge
-from ragmeter.judges.offline_features import prepare_claim, prepare_premise
-from ragmeter.judges.offline_verdict import (
+from ragmeter.judges.offline.features import prepare_claim, prepare_premise
+from ragmeter.judges.offline.judge import MODEL_DECISION, OfflineJudge
+from ragmeter.judges.offline.verdict import (
     MODEL,
     RULE_NO_SHARED,
     RULE_RESTATES,

@@ -13,7 +13,7 @@ from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
 from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.testing.server import TestServer
 from ragmeter.types import Usage
 

@@ -1,4 +1,7 @@
-"""A reference read as the answer to its question (``ragmeter.judges.reference_reading``)."""
+"""A reference read as the answer to its question.
+
+(``ragmeter.judges.offline.reference_reading``)
+"""
 
 from __future__ import annotations
 
@@ -7,10 +10,14 @@ from typing import Any
 import pytest
 
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.judges import claim_split
 from ragmeter.judges.base import AnalyzeRequest
-from ragmeter.judges.offline import OfflineJudge
-from ragmeter.judges.reference_reading import question_subject, read_reference, read_references
+from ragmeter.judges.offline import claim_split
+from ragmeter.judges.offline.judge import OfflineJudge
+from ragmeter.judges.offline.reference_reading import (
+    question_subject,
+    read_reference,
+    read_references,
+)
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ import ragmeter
 from ragmeter.cli import app
 from ragmeter.errors import ConfigError
 from ragmeter.judges.base import Analysis, Verifier
-from ragmeter.judges.composite import VerifiedJudge
 from ragmeter.judges.factory import make_judge
 from ragmeter.judges.fake import FakeJudge, none_entailed
-from ragmeter.judges.offline import OfflineJudge
+from ragmeter.judges.offline.judge import OfflineJudge
+from ragmeter.judges.verified import VerifiedJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.types import Usage
 
@@ -91,7 +91,7 @@ def test_a_verifier_object_decides_and_the_judge_only_extracts():
 
 
 def test_every_judge_and_the_nli_verifier_are_verifiers(models):
-    from ragmeter.judges.nli_verifier import NLIVerifier
+    from ragmeter.judges.hf_entailment import NLIVerifier
     from ragmeter.models.hf_classifier import HFClassifier
 
     assert isinstance(OfflineJudge(), Verifier)
@@ -205,7 +205,7 @@ class NoSpacy(importlib.abc.MetaPathFinder):  # spaCy's thinc imports torch when
 sys.meta_path.insert(0, NoSpacy())
 import ragmeter
 from ragmeter.metrics.base import Settings
-import ragmeter.judges.nli_verifier, ragmeter.models.hf_classifier, ragmeter.judges.composite
+import ragmeter.judges.hf_entailment, ragmeter.models.hf_classifier, ragmeter.judges.verified
 import ragmeter.testing.tiny_classifiers, ragmeter.cli
 rows = [{"question": "Where is Paris?", "answer": "Paris is in France.",
          "contexts": ["Paris is the capital of France."], "reference_answers": ["In France."]}]

@@ -69,7 +69,7 @@ class _FixedLM:
 
 
 def test_lm_pmi_is_log_ratio_to_the_empty_content_prior(monkeypatch):
-    from ragmeter.models import lm_scorer
+    from ragmeter.models.relevance import torch_scorer as lm_scorer
 
     monkeypatch.setattr(lm_scorer, "load_question_likelihood", lambda *a, **k: _FixedLM())
     samples = [

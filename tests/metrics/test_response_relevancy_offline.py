@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from ragmeter.judges.fake import FakeJudge
-from ragmeter.judges.offline import OfflineJudge
+from ragmeter.judges.offline.judge import OfflineJudge
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.metrics.response_relevancy import OFFLINE_METHOD

@@ -21,12 +21,12 @@ pytest.importorskip("tokenizers")
 pytest.importorskip("jinja2")
 
 from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
-from ragmeter.models.gguf_convert import DONE_MARK, convert_gguf  # noqa: E402
-from ragmeter.models.gguf_onnx import write_model  # noqa: E402
-from ragmeter.models.gguf_reader import read_gguf  # noqa: E402
-from ragmeter.models.lm_onnx import OnnxQuestionLikelihood  # noqa: E402
-from ragmeter.models.lm_scorer import load_question_likelihood  # noqa: E402
-from ragmeter.models.relevance_source import resolve_relevance_model  # noqa: E402
+from ragmeter.models.relevance.gguf.convert import DONE_MARK, convert_gguf  # noqa: E402
+from ragmeter.models.relevance.gguf.onnx_graph import write_model  # noqa: E402
+from ragmeter.models.relevance.gguf.reader import read_gguf  # noqa: E402
+from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood  # noqa: E402
+from ragmeter.models.relevance.source import resolve_relevance_model  # noqa: E402
+from ragmeter.models.relevance.torch_scorer import load_question_likelihood  # noqa: E402
 
 LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN = 3, 4, 2, 8, 48
 HIDDEN = HEADS * HEAD_DIM
@@ -40,7 +40,7 @@ TEMPLATE = (
 
 
 def _byte_tokens() -> list[str]:
-    from ragmeter.models.gguf_tokenizer import _bytes_to_unicode
+    from ragmeter.models.relevance.gguf.tokenizer import _bytes_to_unicode
 
     return list(_bytes_to_unicode().values())
 
@@ -261,7 +261,7 @@ TEXTS = [
 
 def test_tokenizer_rebuilt_from_the_gguf_equals_transformers(tmp_path: Path) -> None:
     transformers = pytest.importorskip("transformers")
-    from ragmeter.models.gguf_tokenizer import build_tokenizer
+    from ragmeter.models.relevance.gguf.tokenizer import build_tokenizer
 
     tiny_gguf(tmp_path / "m.gguf", "llama")
     ours = build_tokenizer(read_gguf(tmp_path / "m.gguf").tokenizer)
@@ -335,7 +335,7 @@ def test_conversion_is_cached_by_sha256_and_converter_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ragmeter.models._runtime import cache_dir, sha256_of
-    from ragmeter.models.gguf_onnx import CONVERTER_VERSION
+    from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION
 
     monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path / "own-cache"))  # not the session's
     scorer, _ = scorer_for(tmp_path)
@@ -375,7 +375,7 @@ def test_onnx_runtime_refuses_what_it_cannot_run(tmp_path: Path) -> None:
 NO_TORCH = """
 import json, sys
 from ragmeter.metrics.context_relevance import ContextRelevanceFamily
-from ragmeter.models.lm_scorer import load_question_likelihood
+from ragmeter.models.relevance.torch_scorer import load_question_likelihood
 from ragmeter.types import Sample
 
 scorer = load_question_likelihood(sys.argv[1])
@@ -417,7 +417,7 @@ def test_gguf_relevance_imports_neither_torch_nor_transformers(tmp_path: Path) -
 @pytest.mark.slow
 @pytest.mark.parametrize("key", ["smollm2", "gemma3-270m"])
 def test_packaged_model_prefers_the_relevant_context_without_torch(key: str) -> None:
-    from ragmeter.models.packaged_gguf import packaged
+    from ragmeter.models.relevance.gguf.packaged import packaged
 
     if not packaged(key).installed():
         pytest.skip(f"{key} is not installed (pip install {packaged(key).install})")
@@ -448,8 +448,8 @@ def test_int8_graph_stays_close_to_float32(tmp_path: Path) -> None:
 
 
 def test_offline_names_the_first_installed_packaged_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragmeter.models.packaged_gguf import PACKAGED, PackagedGGUF
-    from ragmeter.models.relevance_source import OFFLINE_PREFERENCE
+    from ragmeter.models.relevance.gguf.packaged import PACKAGED, PackagedGGUF
+    from ragmeter.models.relevance.source import OFFLINE_PREFERENCE
 
     assert OFFLINE_PREFERENCE[0] == "gemma3-270m"
     monkeypatch.setattr(PackagedGGUF, "installed", lambda self: self.key == "smollm2")

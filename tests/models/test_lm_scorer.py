@@ -11,14 +11,15 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
-from ragmeter.models import lm_scorer, packed_attention  # noqa: E402
-from ragmeter.models.lm_scorer import (  # noqa: E402
+from ragmeter.models.relevance import packed_attention  # noqa: E402
+from ragmeter.models.relevance import torch_scorer as lm_scorer  # noqa: E402
+from ragmeter.models.relevance.packed_attention import pack_rows  # noqa: E402
+from ragmeter.models.relevance.torch_scorer import (  # noqa: E402
     RELEVANCE_PROMPT,
     QuestionLikelihood,
     load_question_likelihood,
     resolve_relevance_model,
 )
-from ragmeter.models.packed_attention import pack_rows  # noqa: E402
 
 WORDS = [
     "generate",
@@ -327,7 +328,7 @@ def test_offline_smollm2_prefers_the_relevant_context_and_caches_its_conversion(
     # The converted model is now in the user cache dir: the next process loads it from there.
     again = resolve_relevance_model("smollm2", runtime="torch")
     assert again.location is not None and Path(again.location, "config.json").is_file()
-    from ragmeter.models.lm_scorer import _load
+    from ragmeter.models.relevance.torch_scorer import _load
 
     loaded = _load(again)  # from the converted folder, not the GGUF
     assert loaded.model.name_or_path == again.location

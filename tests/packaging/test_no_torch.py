@@ -60,7 +60,7 @@ def test_the_offline_default_imports_no_torch():
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed: nothing to check")
     left_out = ["answer_reward"]
-    from ragmeter.models.packaged_gguf import PACKAGED
+    from ragmeter.models.relevance.gguf.packaged import PACKAGED
 
     relevance = all(importlib.util.find_spec(m) for m in ("gguf", "onnx")) and any(
         model.installed() for model in PACKAGED.values()

@@ -18,7 +18,7 @@ import pytest
 from ragmeter.errors import JudgeError
 from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.types import Usage
 
 REQUEST = AnalyzeRequest(

@@ -13,8 +13,8 @@ import math
 from typing import Any
 
 import ragmeter
-from ragmeter.judges import schemas as S
 from ragmeter.judges.base import AnalyzeRequest
+from ragmeter.judges.llm import schemas as S
 from ragmeter.metrics.base import Settings
 from ragmeter.prompts import load_prompt
 from ragmeter.testing.server import FAULT_KINDS, HashingEmbedder, TestServer

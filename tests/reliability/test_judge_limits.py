@@ -19,7 +19,7 @@ import ragmeter
 from ragmeter.cache import JudgeCache
 from ragmeter.io.retry import RetryPolicy, parse_retry_after
 from ragmeter.judges.base import AnalyzeRequest
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import TestServer
 from ragmeter.types import Usage

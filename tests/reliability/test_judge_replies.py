@@ -16,9 +16,9 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import JudgeReplyError
-from ragmeter.judges import schemas as S
 from ragmeter.judges.base import ClaimBlock
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm import schemas as S
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import HashingEmbedder, TestServer
 from ragmeter.types import Usage

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
-from ragmeter.judges import schemas as S
 from ragmeter.judges.base import ClaimBlock
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm import schemas as S
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.settings import Settings
 from ragmeter.types import Usage
 

@@ -17,7 +17,7 @@ import pytest
 import ragmeter
 import ragmeter.metrics.context_relevance as context_relevance
 from ragmeter.errors import ModelCacheError, UnavailableError
-from ragmeter.models.gguf_convert import convert_gguf
+from ragmeter.models.relevance.gguf.convert import convert_gguf
 
 
 @pytest.fixture

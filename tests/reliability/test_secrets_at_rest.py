@@ -21,7 +21,7 @@ import ragmeter.io.redact as redact_module
 from ragmeter.errors import JudgeError
 from ragmeter.io.redact import redact, register_secret
 from ragmeter.judges.base import ClaimBlock
-from ragmeter.judges.openai_judge import OpenAIJudge
+from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import HashingEmbedder, TestServer
 

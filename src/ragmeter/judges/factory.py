@@ -8,7 +8,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.judges.base import Judge, Verifier
-from ragmeter.judges.shared import SharedJudge, Step
+from ragmeter.judges.shared_analysis import SharedJudge, Step
 from ragmeter.settings import Settings
 from ragmeter.types import Usage
 
@@ -52,7 +52,7 @@ def _uncounted_steps(judge: Judge, settings: Settings, usage: Usage) -> frozense
 def with_verifier(judge: Judge, settings: Settings) -> Judge:
     """``judge`` with its verdicts from ``settings.verifier``: ``"judge"`` (its own),
     ``"offline"`` (the offline verifier), ``"nli:PATH_OR_NAME"`` (a local classifier) or a
-    Verifier object (see :class:`~ragmeter.judges.composite.VerifiedJudge`)."""
+    Verifier object (see :class:`~ragmeter.judges.verified.VerifiedJudge`)."""
     spec = settings.verifier
     nli = isinstance(spec, str) and spec.startswith("nli:")
     if not nli:
@@ -73,16 +73,16 @@ def with_verifier(judge: Judge, settings: Settings) -> Judge:
             )
     if spec == "judge":
         return judge
-    from ragmeter.judges.composite import VerifiedJudge
+    from ragmeter.judges.verified import VerifiedJudge
 
     if spec == "offline":
-        from ragmeter.judges.offline import OfflineJudge
+        from ragmeter.judges.offline.judge import OfflineJudge
 
         if isinstance(judge, OfflineJudge):
             return judge
         return VerifiedJudge(judge, OfflineJudge(settings))
     if nli:
-        from ragmeter.judges.nli_verifier import make_nli_verifier
+        from ragmeter.judges.hf_entailment import make_nli_verifier
 
         return VerifiedJudge(judge, make_nli_verifier(spec.removeprefix("nli:"), settings))
     if not isinstance(spec, str) and isinstance(spec, Verifier):
@@ -107,13 +107,13 @@ def _judge(spec: Any, settings: Settings, usage: Usage) -> Judge:
             )
         return spec
     if spec == "offline":
-        from ragmeter.judges.offline import OfflineJudge
+        from ragmeter.judges.offline.judge import OfflineJudge
 
         return OfflineJudge(settings)
     kind, sep, model = spec.partition(":")
     if kind == "openai" and sep and model:
         from ragmeter.cache import JudgeCache
-        from ragmeter.judges.openai_judge import OpenAIJudge
+        from ragmeter.judges.llm.openai_judge import OpenAIJudge
 
         cache = JudgeCache(settings.cache_path) if settings.use_cache else None
         judge = OpenAIJudge(

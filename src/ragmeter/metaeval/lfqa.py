@@ -325,7 +325,7 @@ def run(
             "judge": judged["judge"],
         }
     if verifiers is None:
-        from ragmeter.judges.offline import OfflineJudge
+        from ragmeter.judges.offline.judge import OfflineJudge
 
         verifiers = [("", OfflineJudge())]
     for suffix, verifier in verifiers:

@@ -19,7 +19,7 @@ per-context verdict, here read off the claim verdicts), and RAGChecker's are
 
 An answer with no claims leaves the answer-claim metrics undefined; when it only evades or
 refuses (the judge flags it noncommittal, or its text matches
-:func:`~ragmeter.judges.claim_split.is_noncommittal`, the patterns ``response_relevancy``
+:func:`~ragmeter.judges.offline.claim_split.is_noncommittal`, the patterns ``response_relevancy``
 uses) the reason says so (``NONCOMMITTAL_ANSWER``) instead of "the answer has no claims".
 
 Each claim in the details carries ``evidence`` when the judge gives more than the verdict
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want, answer_premise
-from ragmeter.judges.claim_split import is_noncommittal
+from ragmeter.judges.offline.claim_split import is_noncommittal
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.metrics.claim_evidence import block_cells, relation

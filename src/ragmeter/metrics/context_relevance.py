@@ -1,6 +1,6 @@
 """Context relevance family: Unitxt's question likelihood given each retrieved context.
 
-Each context is scored by :class:`ragmeter.models.lm_scorer.QuestionLikelihood`: the
+Each context is scored by :class:`ragmeter.models.relevance.torch_scorer.QuestionLikelihood`: the
 geometric mean of the probabilities a language model gives the question's tokens (and its
 end token) when asked to ``Generate a question based on the given content: {context}``.
 
@@ -9,7 +9,7 @@ end token) when asked to ``Generate a question based on the given content: {cont
   retrieval order (of all of them when fewer than K were retrieved).
 
 All (question, context) pairs of a batch of samples are scored together; a pair's score
-does not depend on the pairs it is scored with (see :mod:`ragmeter.models.lm_scorer`).
+does not depend on the pairs it is scored with (see :mod:`ragmeter.models.relevance.torch_scorer`).
 Per-context scores are rounded to 6 decimals (a seq2seq model's float32 padded batches differ
 in the last bits, about 1e-8). The ``context_relevance`` details record the model and its
 numerics (dtype, method). The model is found in ``build``, so a missing model rejects the
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics, in_chunks
-from ragmeter.models.lm_scorer import QuestionLikelihood, load_question_likelihood
+from ragmeter.models.relevance.torch_scorer import QuestionLikelihood, load_question_likelihood
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "ContextRelevanceFamily", "build"]
@@ -132,7 +132,7 @@ def build(ctx: RunContext) -> ContextRelevanceFamily:
     """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing.
 
     The numerics are ``ctx.settings.relevance_dtype`` (see
-    :class:`~ragmeter.models.lm_scorer.QuestionLikelihood`).
+    :class:`~ragmeter.models.relevance.torch_scorer.QuestionLikelihood`).
     """
     settings = ctx.settings
     return ContextRelevanceFamily(

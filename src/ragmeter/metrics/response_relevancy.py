@@ -7,8 +7,8 @@ the user's question and those of the generated questions, clipped at 0; a noncom
 scores 0 (a real score, with that reason).
 
 Offline (a judge whose analysis declares ``questions_method`` starting with ``"offline"``, such
-as :class:`ragmeter.judges.offline.OfflineJudge`, which cannot generate questions), the score is
-the documented variant ``details["method"] == OFFLINE_METHOD`` (``"offline-typed-coverage"``):
+as :class:`ragmeter.judges.offline.judge.OfflineJudge`, which cannot generate questions), the score
+is the documented variant ``details["method"] == OFFLINE_METHOD`` (``"offline-typed-coverage"``):
 
     score = max(0, cos(question, whole answer)) * completeness
 

@@ -1,6 +1,6 @@
 """A Hugging Face entailment classifier of (premise, claim) pairs, from a local folder.
 
-Used by the ``nli:`` claim verifier (:mod:`ragmeter.judges.nli_verifier`) for checkers such as
+Used by the ``nli:`` claim verifier (:mod:`ragmeter.judges.hf_entailment`) for checkers such as
 MiniCheck-RoBERTa/DeBERTa, NLI cross-encoders (DeBERTa-v3 MNLI/ANLI) and Vectara's
 HHEM-2.1-open. The model comes from a local folder or the local Hugging Face cache; the hub is
 asked only with ``allow_download=True`` (``--allow-download``). ragmeter never runs a model

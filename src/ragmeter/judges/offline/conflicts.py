@@ -26,7 +26,7 @@ what the premise says about the claim's own words.
 
 Examples
 --------
->>> from ragmeter.judges.offline_features import prepare_claim
+>>> from ragmeter.judges.offline.features import prepare_claim
 >>> premise = "Jupiter is larger than Saturn, although Saturn's rings look bigger."
 >>> conflict_features(prepare_claim("Jupiter is smaller than Saturn."), premise)
 (0.0, 1.0)
@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ragmeter.judges.offline_features import NEGATIONS, ClaimText, PremiseText, stem
+from ragmeter.judges.offline.features import NEGATIONS, ClaimText, PremiseText, stem
 from ragmeter.text import ANTONYM_OF, split_sentences, tokens
 
 __all__ = [

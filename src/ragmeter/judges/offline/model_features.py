@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.judges.offline_features import PremiseText
+from ragmeter.judges.offline.features import PremiseText
 
 __all__ = [
     "ANSWER_WINDOW_SENTENCES",
@@ -62,7 +62,7 @@ def evidence_window(
 
     Examples
     --------
-    >>> from ragmeter.judges.offline_features import prepare_premise
+    >>> from ragmeter.judges.offline.features import prepare_premise
     >>> p = prepare_premise("A is big. B is red. C is blue. D is green. E is tall.")
     >>> evidence_window(["e", "tall"], p)
     'D is green. E is tall.'

@@ -1,6 +1,6 @@
 """Text features of the offline claim verifier: tokens, word lists and claim-vs-premise evidence.
 
-Pure functions and small frozen values, no model and no I/O. :mod:`ragmeter.judges.offline`
+Pure functions and small frozen values, no model and no I/O. :mod:`ragmeter.judges.offline.judge`
 turns the features into entailment verdicts with calibrated coefficients.
 
 Evidence of one claim against one premise (:func:`claim_features`)
@@ -33,7 +33,7 @@ Evidence with word weights (:func:`block_features`, ``BLOCK_FEATURES``)
         The share of content words within the premise's best single sentence.
     ``prefix_precision``
         The share of content words whose stem, or its 5-letter prefix, begins a premise stem
-        (the verifier's gate: see ``GATE_FEATURE`` in :mod:`ragmeter.judges.offline`).
+        (the verifier's gate: see ``GATE_FEATURE`` in :mod:`ragmeter.judges.offline.judge`).
     ``idf_missing``
         ``log(1 + IDF mass of the content words missing from the premise)``.
     ``content_share``

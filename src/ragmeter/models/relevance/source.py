@@ -4,7 +4,7 @@
 
 - ``"offline"``: the first installed of :data:`OFFLINE_PREFERENCE` (Gemma 3 270M, then
   SmolLM2-135M-Instruct), or a packaged model by key (``"gemma3-270m"``, ``"smollm2"``;
-  see :mod:`ragmeter.models.packaged_gguf`);
+  see :mod:`ragmeter.models.relevance.gguf.packaged`);
 - a ``.gguf`` file of a Llama or Gemma 3 model;
 - a local folder of a transformers model, or a model name in the local Hugging Face cache.
 
@@ -37,7 +37,7 @@ from ragmeter.models._runtime import (
     sha256_of,
     staging_beside,
 )
-from ragmeter.models.packaged_gguf import PACKAGED, PackagedGGUF
+from ragmeter.models.relevance.gguf.packaged import PACKAGED, PackagedGGUF
 
 __all__ = [
     "OFFLINE_DEFAULT",
@@ -115,14 +115,14 @@ def _onnx_missing(source: ModelSource) -> list[str]:
 
 
 def _onnx_converted(packaged: PackagedGGUF) -> bool:
-    from ragmeter.models.gguf_convert import conversion_folder, converted
+    from ragmeter.models.relevance.gguf.convert import conversion_folder, converted
 
     return converted(conversion_folder(packaged.name, packaged.sha256))
 
 
 def onnx_folder(source: ModelSource) -> Path:
     """The ONNX conversion of ``source`` (converting it the first time)."""
-    from ragmeter.models.gguf_convert import convert_gguf
+    from ragmeter.models.relevance.gguf.convert import convert_gguf
 
     if source.packaged is not None:
         sha256 = source.packaged.sha256

@@ -60,8 +60,8 @@ from ragmeter.io.redact import (
     url_secrets,
 )
 from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
-from ragmeter.judges import schemas as S
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.llm import schemas as S
 from ragmeter.judges.repeat import current_repeat
 from ragmeter.prompts import Prompt, load_prompt
 from ragmeter.types import Usage

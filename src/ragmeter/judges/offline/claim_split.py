@@ -29,7 +29,7 @@ its own. The offline judge gets close to that in four steps, per text:
    thing placed in a named place too ("The World's Fair was in Paris."); other adjuncts
    ("boils at 100 degrees at sea level") stay.
    Without spaCy the regular-expression splitter of
-   :func:`ragmeter.judges.regex_claims.claims_by_sentence` is used (sentences cut at
+   :func:`ragmeter.judges.offline.regex_claims.claims_by_sentence` is used (sentences cut at
    semicolons and at ", and"), and the judge says so in its ``meta``.
 4. **Hedges**: a claim that evades ("I don't know", "the context does not provide
    information about ...", :func:`is_noncommittal`) or is an apology is dropped. An answer
@@ -178,7 +178,7 @@ def strip_framing(sentence: str) -> str:
 
 
 def _has_content(text: str) -> bool:
-    from ragmeter.judges.offline_features import STOP_WORDS
+    from ragmeter.judges.offline.features import STOP_WORDS
 
     return any(t not in STOP_WORDS for t in tokens(text))
 
@@ -206,7 +206,7 @@ def _keep_claim(claim: str) -> bool:
 
 def regex_claims(text: str) -> list[str]:
     """The no-spaCy claims: prepared sentences cut into clauses by regular expressions
-    (:func:`~ragmeter.judges.regex_claims.claims_by_sentence`), hedges dropped.
+    (:func:`~ragmeter.judges.offline.regex_claims.claims_by_sentence`), hedges dropped.
 
     Examples
     --------
@@ -215,7 +215,7 @@ def regex_claims(text: str) -> list[str]:
     >>> regex_claims("I'm sorry, I don't know.")
     []
     """
-    from ragmeter.judges.regex_claims import claims_by_sentence
+    from ragmeter.judges.offline.regex_claims import claims_by_sentence
 
     per_sentence = claims_by_sentence(prepared_sentences(text))
     return [c for claims in per_sentence for c in claims if _keep_claim(c)]

@@ -3,7 +3,7 @@
 Each pair attends only to itself (and to a shared prompt prefix computed once), through an
 attention function registered in transformers, so every matrix product has the same shape
 whatever the other pairs are: a pair's bfloat16 score never depends on its batch. Used by
-:class:`ragmeter.models.lm_scorer.QuestionLikelihood` for Llama-family models on torch.
+:class:`ragmeter.models.relevance.torch_scorer.QuestionLikelihood` for Llama-family models on torch.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.models.relevance_prompt import prefix_offset
+from ragmeter.models.relevance.prompt import prefix_offset
 
 __all__ = ["ATTENTION", "PACKABLE", "Prefix", "Segment", "enable_packing", "pack_rows"]
 

@@ -4,8 +4,8 @@ Small instruct LLMs that ship on PyPI were measured at chance on entailment, so 
 judge is a calibrated verifier instead:
 
 * **analyze** cuts the answer and each reference into atomic claims
-  (:mod:`ragmeter.judges.claim_split`: framing and generation artefacts removed, each sentence
-  split by spaCy's dependency parse into coordinated clauses, appositives, participial and
+  (:mod:`ragmeter.judges.offline.claim_split`: framing and generation artefacts removed, each
+  sentence split by spaCy's dependency parse into coordinated clauses, appositives, participial and
   relative clauses and list items, a leading "It/They/He/She/This" replaced by the previous
   subject, hedges dropped; a labelled regular-expression splitter without spaCy), extracts entities
   (spaCy through :mod:`ragmeter.models.entities` when installed, else a labelled regular
@@ -22,7 +22,7 @@ judge is a calibrated verifier instead:
   probabilities of ragmeter's own entailment model (:mod:`ragmeter.models.claim_verifier`,
   a MiniLM cross-encoder on onnxruntime), which reads the claim against its best
   three-sentence window only where more than ``min_content_share`` of the claim's content
-  words occur in the premise (:mod:`ragmeter.judges.offline_nli`). With ``semantic=True``
+  words occur in the premise (:mod:`ragmeter.judges.offline.model_features`). With ``semantic=True``
   the lexical features are joined instead by the highest MiniLM cosine between the claim and
   a premise sentence. A cell is entailed when its support reaches the calibrated threshold
   and there is no hard conflict: every number (digits or number words), month and weekday
@@ -30,7 +30,7 @@ judge is a calibrated verifier instead:
   premise, more than ``min_content_share`` of its content words must be there, and the
   premise clauses that hold all of them must not say the opposite (a negation the claim
   lacks, an antonym, the subject and object swapped:
-  :mod:`ragmeter.judges.offline_conflicts`). Each
+  :mod:`ragmeter.judges.offline.conflicts`). Each
   premise is judged on its own (the IDF weights count the block's claims and that premise's
   sentences, never another premise; the model reads one pair at a time).
 
@@ -60,39 +60,40 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
-from ragmeter.judges.claim_split import ATOMIC_METHOD, REGEX_METHOD, atomic_claims, is_noncommittal
-from ragmeter.judges.offline_analysis import (
+from ragmeter.judges.offline.analysis import (
     REGEX_ENTITIES,
     SPACY_ENTITIES,
     offline_questions,
     regex_entities,
 )
-from ragmeter.judges.offline_calibration import (
+from ragmeter.judges.offline.calibration import (
     ALL_FEATURES,
-    CONFLICT_FEATURES,
     GATE_FEATURE,
     LEXICAL_CALIBRATION,
-    MIN_CONTENT_SHARE,
     MODEL_CALIBRATION,
     SEMANTIC_CALIBRATION,
     VERSION,
     Calibration,
     hard_conflicts,
 )
-from ragmeter.judges.offline_checks import (
+from ragmeter.judges.offline.checks import (
     QUESTION_WORDS,
-    beyond_question,
     gated_cells,
     plan_checks,
     restated_cells,
-    restates_question,
 )
-from ragmeter.judges.offline_conflicts import (
+from ragmeter.judges.offline.claim_split import (
+    ATOMIC_METHOD,
+    REGEX_METHOD,
+    atomic_claims,
+    is_noncommittal,
+)
+from ragmeter.judges.offline.conflicts import (
     conflict_features,
     covering_sentences,
     role_conflicts,
 )
-from ragmeter.judges.offline_features import (
+from ragmeter.judges.offline.features import (
     ALL_LEXICAL_FEATURES,
     LEXICAL_FEATURES,
     ClaimText,
@@ -103,14 +104,15 @@ from ragmeter.judges.offline_features import (
     prepare_claim,
     prepare_premise,
 )
-from ragmeter.judges.offline_features import numbers as numbers_of
-from ragmeter.judges.offline_nli import (
+from ragmeter.judges.offline.features import numbers as numbers_of
+from ragmeter.judges.offline.model_features import (
     ANSWER_WINDOW_SENTENCES,
     NLI_FEATURES,
     WINDOW_SENTENCES,
     fill_nli_features,
 )
-from ragmeter.judges.offline_verdict import (
+from ragmeter.judges.offline.reference_reading import read_references
+from ragmeter.judges.offline.verdict import (
     MODEL,
     RULE_NO_SHARED,
     RULE_NUMBER,
@@ -123,29 +125,10 @@ from ragmeter.judges.offline_verdict import (
     verbatim_span,
     window_span,
 )
-from ragmeter.judges.reference_reading import read_references
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.settings import Settings
 
-__all__ = [
-    "ALL_FEATURES",
-    "CONFLICT_FEATURES",
-    "GATE_FEATURE",
-    "LEXICAL_CALIBRATION",
-    "MIN_CONTENT_SHARE",
-    "MODEL_CALIBRATION",
-    "MODEL_DECISION",
-    "SEMANTIC_CALIBRATION",
-    "VERSION",
-    "Calibration",
-    "OfflineJudge",
-    "beyond_question",
-    "hard_conflicts",
-    "is_noncommittal",
-    "offline_questions",
-    "regex_entities",
-    "restates_question",
-]
+__all__ = ["MODEL_DECISION", "OfflineJudge"]
 
 _SEMANTIC = ALL_FEATURES.index("semantic")
 _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
@@ -195,7 +178,7 @@ class OfflineJudge:
     decision : ModelDecision, optional
         Let the model decide every cell the words cannot settle, its probabilities made
         verdicts by ``decision`` (:data:`MODEL_DECISION`; see
-        :mod:`ragmeter.judges.offline_verdict`). Not the default: measured across sources it
+        :mod:`ragmeter.judges.offline.verdict`). Not the default: measured across sources it
         ranks claims below the calibrated combination (``docs/validity.md``).
     """
 
@@ -228,7 +211,7 @@ class OfflineJudge:
             )
         self._model = None if isinstance(model, str) else model
         #: With ``decision`` (and the model) the model decides
-        #: (:mod:`~ragmeter.judges.offline_verdict`); else the calibrated features do.
+        #: (:mod:`~ragmeter.judges.offline.verdict`); else the calibrated features do.
         self.decision: ModelDecision | None = None
         if decision is not None:
             if not with_model:
@@ -391,7 +374,7 @@ class OfflineJudge:
         """spaCy's parser (for claims and the role rule), loaded once; None without it."""
         if self._parser is None:
             try:
-                from ragmeter.judges.claim_split import load_parser
+                from ragmeter.judges.offline.claim_split import load_parser
 
                 self._parser = load_parser()
             except (ImportError, ModelUnavailableError):
@@ -498,7 +481,7 @@ class OfflineJudge:
         self, blocks: Sequence[ClaimBlock]
     ) -> tuple[list[np.ndarray], tuple[tuple[tuple[dict[str, Any], ...], ...], ...]]:
         """Support (claims × premises per block) and each cell's evidence when the model
-        decides: the rules of :mod:`~ragmeter.judges.offline_verdict` settle what the words
+        decides: the rules of :mod:`~ragmeter.judges.offline.verdict` settle what the words
         can, the model reads the rest in one batch."""
         decision = self.decision
         if decision is None:

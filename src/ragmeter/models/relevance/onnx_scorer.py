@@ -1,17 +1,17 @@
 """Question likelihood on onnxruntime, from a GGUF converted to ONNX: no torch.
 
-Same score as :class:`ragmeter.models.lm_scorer.QuestionLikelihood` for a causal LM (see
-that module for Unitxt's semantics): the prompt ``Generate a question based on the given
+Same score as :class:`ragmeter.models.relevance.torch_scorer.QuestionLikelihood` for a causal LM
+(see that module for Unitxt's semantics): the prompt ``Generate a question based on the given
 content: {context}`` (context cut to ``max_context_tokens``) as the user turn of the
 model's chat template with the generation prompt, or, for a model without one, the prompt
 plus a newline after BOS; the target is the question's tokens and the end token; the score
 is ``exp(mean log P(target token))``.
 
-The model is the graph of :mod:`ragmeter.models.gguf_onnx` (float32), converted once by
-:mod:`ragmeter.models.gguf_convert`. Each pair runs alone at its own length (no padding,
-no batch), so its score depends on that pair only. The prompt's leading tokens that every
-context shares (chat header and instruction) run once per scorer; their keys and values
-are then fed to every pair, as in the torch path.
+The model is the graph of :mod:`ragmeter.models.relevance.gguf.onnx_graph` (float32), converted
+once by :mod:`ragmeter.models.relevance.gguf.convert`. Each pair runs alone at its own
+length (no padding, no batch), so its score depends on that pair only. The prompt's leading
+tokens that every context shares (chat header and instruction) run once per scorer; their keys
+and values are then fed to every pair, as in the torch path.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
 from ragmeter.models._runtime import cached_model, default_threads, encodable
-from ragmeter.models.relevance_prompt import (
+from ragmeter.models.relevance.prompt import (
     RELEVANCE_PROMPT,
     check_pairs,
     cut_contexts,
@@ -49,7 +49,7 @@ class _Loaded:
 def _load(folder: Path) -> _Loaded:
     import onnxruntime as ort
 
-    from ragmeter.models.gguf_tokenizer import GGUFTokenizer
+    from ragmeter.models.relevance.gguf.tokenizer import GGUFTokenizer
 
     about = json.loads((folder / "ragmeter-onnx.json").read_text())
     tokenizer = GGUFTokenizer.load(folder)

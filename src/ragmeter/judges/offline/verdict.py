@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragmeter.judges.offline_features import ClaimText, PremiseText
+from ragmeter.judges.offline.features import ClaimText, PremiseText
 
 __all__ = [
     "MODEL",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmeter.judges.base import ClaimBlock, split_answer_premise
-from ragmeter.judges.offline_features import (
+from ragmeter.judges.offline.features import (
     STOP_WORDS,
     ClaimText,
     PremiseText,
@@ -22,7 +22,11 @@ from ragmeter.judges.offline_features import (
     prepare_claim,
     stem,
 )
-from ragmeter.judges.offline_nli import ANSWER_WINDOW_SENTENCES, WINDOW_SENTENCES, evidence_window
+from ragmeter.judges.offline.model_features import (
+    ANSWER_WINDOW_SENTENCES,
+    WINDOW_SENTENCES,
+    evidence_window,
+)
 from ragmeter.text import tokens
 
 __all__ = [

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ragmeter.errors import ModelUnavailableError
 from ragmeter.models._runtime import cache_dir, staging_beside
-from ragmeter.models.gguf_onnx import CONVERTER_VERSION
+from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION
 
 __all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
 
@@ -50,7 +50,7 @@ def convert_gguf(
 
     ``open_gguf(scratch)`` yields the GGUF file (it may create it under ``scratch``).
     ``int8``: the layers' matrix products in dynamic int8 (faster, not float32's scores;
-    see :func:`ragmeter.models.gguf_onnx.build_graph`).
+    see :func:`ragmeter.models.relevance.gguf.onnx_graph.build_graph`).
     Two processes converting at once both succeed; the first to finish keeps its folder.
 
     Raises
@@ -67,9 +67,9 @@ def convert_gguf(
             f"Converting {name} to ONNX (once) needs {' and '.join(missing)}. "
             "Install it with: pip install 'ragmeter[local]'"
         )
-    from ragmeter.models.gguf_onnx import write_model
-    from ragmeter.models.gguf_reader import read_gguf
-    from ragmeter.models.gguf_tokenizer import build_tokenizer
+    from ragmeter.models.relevance.gguf.onnx_graph import write_model
+    from ragmeter.models.relevance.gguf.reader import read_gguf
+    from ragmeter.models.relevance.gguf.tokenizer import build_tokenizer
 
     staging = staging_beside(target)
     try:

@@ -19,9 +19,9 @@ Two backends, chosen from the model's config:
   turn); only those tokens are scored. (Unitxt's own causal variant pads between prompt
   and question and scores no end token; it is not reproduced.)
 
-The offline default is a GGUF shipped on PyPI (see :mod:`ragmeter.models.relevance_source`).
+The offline default is a GGUF shipped on PyPI (see :mod:`ragmeter.models.relevance.source`).
 :func:`load_question_likelihood` runs a GGUF model on onnxruntime in float32 by default
-(:class:`ragmeter.models.lm_onnx.OnnxQuestionLikelihood`, no torch; same scores within
+(:class:`ragmeter.models.relevance.onnx_scorer.OnnxQuestionLikelihood`, no torch; same scores within
 1e-4). This module's torch path runs it when asked (``runtime="torch"``, or bfloat16):
 transformers converts the GGUF (dequantised to float32) on first use, which takes about a
 minute; the converted model is saved once under ragmeter's user cache dir
@@ -62,16 +62,16 @@ from ragmeter.models._runtime import (
     fast_bfloat16,
     torch_setup,
 )
-from ragmeter.models.lm_onnx import OnnxQuestionLikelihood
-from ragmeter.models.packaged_gguf import PACKAGED
-from ragmeter.models.packed_attention import Prefix, Segment, enable_packing, pack_rows
-from ragmeter.models.relevance_prompt import (
+from ragmeter.models.relevance.gguf.packaged import PACKAGED
+from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood
+from ragmeter.models.relevance.packed_attention import Prefix, Segment, enable_packing, pack_rows
+from ragmeter.models.relevance.prompt import (
     RELEVANCE_PROMPT,
     check_pairs,
     cut_contexts,
     shared_prefix,
 )
-from ragmeter.models.relevance_source import (
+from ragmeter.models.relevance.source import (
     ModelSource,
     convert_for_transformers,
     onnx_folder,

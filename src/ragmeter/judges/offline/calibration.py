@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.judges.offline_conflicts import CONFLICT_RULE_FEATURES
-from ragmeter.judges.offline_features import ALL_LEXICAL_FEATURES
-from ragmeter.judges.offline_nli import NLI_FEATURES
+from ragmeter.judges.offline.conflicts import CONFLICT_RULE_FEATURES
+from ragmeter.judges.offline.features import ALL_LEXICAL_FEATURES
+from ragmeter.judges.offline.model_features import NLI_FEATURES
 
 __all__ = [
     "ALL_FEATURES",
@@ -207,7 +207,7 @@ def hard_conflicts(
     """Cells (last axis: ``ALL_FEATURES`` order) that must not be entailed, whatever the
     support: a number, month or weekday of the claim absent from the premise, at most
     half of the claim's content words present, or a conflict rule of
-    :mod:`ragmeter.judges.offline_conflicts` (polarity, antonym, roles). (Other
+    :mod:`ragmeter.judges.offline.conflicts` (polarity, antonym, roles). (Other
     capitalised words, a noisy sign of names, only lower the support: as a hard rule they
     lowered agreement with humans on LFQA and on RAGChecker's data.)"""
     columns = [ALL_FEATURES.index(name) for name in CONFLICT_FEATURES]

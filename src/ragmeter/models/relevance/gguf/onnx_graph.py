@@ -1,7 +1,7 @@
 """Build an ONNX graph of a GGUF decoder (Llama, Gemma 3) that scores target tokens.
 
 The graph is written with the ``onnx`` package from the dequantised float32 weights of
-:func:`ragmeter.models.gguf_reader.read_gguf`; no torch at build or run time. One sequence
+:func:`ragmeter.models.relevance.gguf.reader.read_gguf`; no torch at build or run time. One sequence
 per call (no batch axis, no padding), so a sequence's numbers depend on it alone.
 
 Inputs
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmeter.models.gguf_reader import DecoderConfig, GGUFDecoder
+from ragmeter.models.relevance.gguf.reader import DecoderConfig, GGUFDecoder
 
 __all__ = ["CONVERTER_VERSION", "OPSET", "build_graph", "write_model"]
 

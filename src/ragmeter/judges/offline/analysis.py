@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ragmeter.judges.offline_features import split_sentences
+from ragmeter.judges.offline.features import split_sentences
 from ragmeter.text import ENTITY_OPENERS, NUMBER_PATTERN
 
 __all__ = ["REGEX_ENTITIES", "SPACY_ENTITIES", "offline_questions", "regex_entities"]

@@ -1,8 +1,8 @@
 """Read a small decoder-only language model from a GGUF file: hyperparameters, weights, vocab.
 
-Only what the ONNX builder (:mod:`ragmeter.models.gguf_onnx`) and the tokenizer builder
-(:mod:`ragmeter.models.gguf_tokenizer`) need, with the ``gguf`` package's numpy reader and
-dequantisation (no torch, no llama.cpp). Two architectures are supported:
+Only what the ONNX builder (:mod:`ragmeter.models.relevance.gguf.onnx_graph`) and the tokenizer
+builder (:mod:`ragmeter.models.relevance.gguf.tokenizer`) need, with the ``gguf`` package's numpy
+reader and dequantisation (no torch, no llama.cpp). Two architectures are supported:
 
 - ``llama`` (e.g. SmolLM2): RMSNorm, rotary embeddings, grouped-query attention, SwiGLU.
   llama.cpp stores the query and key projections with the rows of each head interleaved

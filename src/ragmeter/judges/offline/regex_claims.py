@@ -2,7 +2,7 @@
 into sentences (``ragmeter.text.split_sentences``), long sentences cut into clauses at
 semicolons and at a comma before a coordinating conjunction, and a leading subject pronoun
 ("It", "They", "He", "She") replaced with the subject of the previous claim when that
-subject is a short noun phrase. :func:`ragmeter.judges.claim_split.regex_claims` adds the
+subject is a short noun phrase. :func:`ragmeter.judges.offline.claim_split.regex_claims` adds the
 framing and hedge filters on top.
 """
 
