@@ -13,11 +13,10 @@ import pytest
 
 from ragmeter.io import redact as io_redact
 from ragmeter.io.redact import redact
-from ragmeter.report import scrub
 
 PATTERNS = {
     "io.redact URL": io_redact._URL,
-    "report.scrub URL userinfo": scrub._URL_USERINFO,
+    "io.redact URL userinfo": io_redact._URL_USERINFO,
 }
 
 
@@ -39,7 +38,7 @@ def test_a_url_after_a_long_token_keeps_its_text_and_loses_its_password() -> Non
     )
 
 
-def test_scrub_keeps_a_long_dotted_token_and_hides_url_credentials() -> None:
+def test_display_redaction_keeps_a_long_dotted_token_and_hides_url_credentials() -> None:
     token = "a." * 500_000
     text = f"{token}://u:secret123@host/x {token}"
-    assert scrub.scrub_text(text, env=[]) == f"{token}://[redacted]@host/x {token}"
+    assert io_redact.redact_everywhere(text, env=[]) == f"{token}://***@host/x {token}"

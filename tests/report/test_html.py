@@ -151,7 +151,7 @@ def test_secrets_never_appear(results_file, tmp_path, monkeypatch, rd):
     doc = render_report(path)
     assert rd.SECRET not in doc
     assert "tok-abcdef-987654" not in doc
-    assert "[redacted]" in doc
+    assert "***" in doc
     assert "<td class=n>512</td>" not in doc  # settings are shown as JSON
     assert "&quot;max_tokens&quot;: 512" in doc  # numbers under key-like names are kept
 
@@ -184,8 +184,10 @@ def test_report_of_a_run_with_no_metrics(writer):
     assert "This run has no metric scores." in doc
 
 
-def test_scrub_catches_key_shaped_strings_and_keeps_prompt_hashes(monkeypatch):
-    from ragmeter.report.scrub import REDACTED, scrub, scrub_text
+def test_redaction_catches_key_shaped_strings_and_keeps_prompt_hashes(monkeypatch):
+    from ragmeter.io.redact import MASK as REDACTED
+    from ragmeter.io.redact import redact_everywhere as scrub_text
+    from ragmeter.io.redact import redact_tree as scrub
 
     monkeypatch.setenv("ACME_API_KEY", "plain-looking-value-42")
     assert scrub_text("Authorization: Bearer abcdefghijklmnop") == f"Authorization: {REDACTED}"

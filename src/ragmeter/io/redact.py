@@ -13,6 +13,12 @@ Known secrets are ``OPENAI_API_KEY``, the credentials in ``OPENAI_BASE_URL``, an
 passed to :func:`register_secret` (the judge registers its key and its base URL's credentials).
 With no known secret and no URL in a text, ``redact`` returns it unchanged at the cost of a
 substring test.
+
+What a person reads (the HTML report, the labelling page) gets two more nets on top,
+:func:`redact_everywhere` and :func:`redact_tree`: the whole value of any environment variable
+whose name names a secret (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...), strings shaped like keys
+(``sk-...``, ``hf_...``, ``Bearer ...``, ``?token=...`` in URLs, URL user info), and the string
+values of mapping keys that name a secret. Every rule masks with the same ``***``.
 """
 
 from __future__ import annotations
@@ -20,17 +26,21 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 __all__ = [
+    "MASK",
     "MIN_SECRET_PART",
     "redact",
+    "redact_everywhere",
+    "redact_tree",
     "redact_url",
     "redact_value",
     "register_secret",
+    "secret_env_values",
     "strip_credentials",
 ]
 
@@ -215,3 +225,78 @@ def redact_value(value: Any, *, secrets: frozenset[str] | None = None) -> Any:
     if isinstance(value, list | tuple):
         return [redact_value(v, secrets=secrets) for v in value]
     return value
+
+
+# What a person reads: the report and the labelling page.
+
+_SECRET_KEY = re.compile(r"key|token|secret|authori[sz]ation|password|passwd|credential", re.I)
+_SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|AUTH|PASSWORD|PASSWD|CREDENTIAL", re.I)
+_KEY_SHAPES = (
+    re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"\bhf_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
+    re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"),
+)
+_URL_QUERY = re.compile(
+    r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|sig|signature|password)=)[^&#\s\"']+"
+)
+#: ``scheme://user:password@``: the scheme starts after a character no scheme has and the
+#: user and password are bounded, so the time is linear in the text (as :data:`_URL`).
+_URL_USERINFO = re.compile(
+    r"(?i)(?<![a-z0-9+.\-])([a-z][a-z0-9+.\-]*://)[^/\s@:]{1,512}:[^/\s@]{1,512}@"
+)
+#: Environment values shorter than this are not treated as secrets (too many false hits).
+_MIN_ENV_SECRET = 6
+
+
+def secret_env_values() -> list[str]:
+    """Values of environment variables whose name names a secret, longest first (so that a
+    secret containing another is replaced whole)."""
+    values = {
+        v
+        for k, v in os.environ.items()
+        if _SECRET_ENV.search(k) and len(v) >= _MIN_ENV_SECRET and not v.isdigit()
+    }
+    return sorted(values, key=len, reverse=True)
+
+
+def redact_everywhere(text: str, *, env: list[str] | None = None) -> str:
+    """:func:`redact`, then every secret environment value (``env``, default
+    :func:`secret_env_values`) and every key-shaped string masked with ``***``."""
+    text = redact(text)
+    for value in secret_env_values() if env is None else env:
+        if value in text:
+            text = text.replace(value, MASK)
+    for pattern in _KEY_SHAPES:
+        text = pattern.sub(MASK, text)
+    text = _URL_QUERY.sub(lambda m: m.group(1) + MASK, text)
+    return _URL_USERINFO.sub(lambda m: m.group(1) + MASK + "@", text)
+
+
+def redact_tree(obj: Any, *, keep_keys: frozenset[str] = frozenset({"prompts"})) -> Any:
+    """A copy of ``obj`` (JSON-like) with :func:`redact_everywhere` on every string and the
+    string values under a secret-sounding key masked (numbers and booleans are kept:
+    ``max_tokens`` is not a secret). Subtrees under ``keep_keys`` (prompt ids -> hashes) skip
+    the key rule but not the text rules."""
+    env = secret_env_values()
+
+    def walk(value: Any, *, by_key: bool) -> Any:
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                key = str(k)
+                secret_key = by_key and _SECRET_KEY.search(key)
+                if secret_key and not isinstance(v, bool | int | float | type(None)):
+                    out[redact_everywhere(key, env=env)] = MASK
+                else:
+                    sub = by_key and key not in keep_keys
+                    out[redact_everywhere(key, env=env)] = walk(v, by_key=sub)
+            return out
+        if isinstance(value, list | tuple):
+            return [walk(v, by_key=by_key) for v in value]
+        if isinstance(value, str):
+            return redact_everywhere(value, env=env)
+        return value
+
+    return walk(obj, by_key=True)

@@ -2,7 +2,7 @@
 
 Every piece of text that comes from data (scores' reasons, details, metadata, ids, metric
 names, settings) passes through :func:`html.escape` after secrets are scrubbed
-(:mod:`ragmeter.report.scrub`). Plots are compact inline SVG (:mod:`ragmeter.report.svg`)
+(:mod:`ragmeter.io.redact`). Plots are compact inline SVG (:mod:`ragmeter.report.svg`)
 styled by the page's one stylesheet. The page carries a Content-Security-Policy that forbids
 scripts and any network fetch, as a second net behind the escaping. Long parts fold into
 ``<details>`` elements, which need no script.
@@ -23,6 +23,7 @@ import numpy as np
 
 from ragmeter.errors import DataError, RagmeterError
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
+from ragmeter.io.redact import redact_everywhere, redact_tree, secret_env_values
 from ragmeter.report.calibration_html import calibration_section
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.interval import interval_text
@@ -47,7 +48,6 @@ from ragmeter.report.risk import (
     short_reference_sign,
     uncertain_sign,
 )
-from ragmeter.report.scrub import _env_secrets, scrub, scrub_text
 from ragmeter.report.svg import PLOT_CSS, distribution_svg
 from ragmeter.scoring.statistics import Summary
 
@@ -103,11 +103,11 @@ class _Writer:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.env = _env_secrets()
+        self.env = secret_env_values()
 
     def t(self, value: Any, *, limit: int | None = _MAX_TEXT) -> str:
         text = value if isinstance(value, str) else str(value)
-        text = scrub_text(text, env=self.env)
+        text = redact_everywhere(text, env=self.env)
         if limit is not None and len(text) > limit:
             text = f"{text[:limit]}… ({len(text) - limit} more characters)"
         return html.escape(text, quote=True)
@@ -513,7 +513,7 @@ def _marked(
 ) -> str:
     """``text`` escaped, its evidence spans in ``<mark>`` (titled with their claims), cut to
     windows around them when long (an ellipsis where text is left out)."""
-    clean = scrub_text(text, env=w.env)
+    clean = redact_everywhere(text, env=w.env)
     if clean != text:
         marks = ()  # a secret was scrubbed: the offsets no longer hold
     merged: list[list[Any]] = []
@@ -850,7 +850,7 @@ def _input_text(w: _Writer, info: Mapping[str, Any]) -> str:
 
 
 def _config_section(w: _Writer, run: Run) -> None:
-    info = scrub(dict(run.info))
+    info = redact_tree(dict(run.info))
     w.add('<h2 id="config">Run configuration</h2>')
     if not run.info:
         w.add(
@@ -953,7 +953,7 @@ def render_report(
         f"<h1>{w.t(name, limit=200)}</h1>",
     )
     created = r.info.get("created")
-    data_name = scrub(dict(r.info)).get("data")
+    data_name = redact_tree(dict(r.info)).get("data")
     w.add(
         f'<p class="note">{len(r.rows)} rows, {len(metrics)} metrics'
         f"{f'; input {w.t(data_name)}' if data_name is not None else ''}"

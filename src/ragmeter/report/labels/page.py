@@ -43,6 +43,7 @@ from typing import Any
 
 from ragmeter.errors import ConfigError, DataError, RagmeterError
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
+from ragmeter.io.redact import redact_everywhere, secret_env_values
 from ragmeter.report.labels.sample import (
     STRATIFIED,
     UNIFORM,
@@ -57,7 +58,6 @@ from ragmeter.report.load import (
     read_inputs,
     recorded_input,
 )
-from ragmeter.report.scrub import _env_secrets, scrub_text
 
 __all__ = [
     "CLAIM_LABELS",
@@ -99,7 +99,7 @@ def _text(value: Any, env: list[str]) -> tuple[str | None, bool]:
     (offsets of evidence spans hold only then)."""
     if not isinstance(value, str):
         return None, False
-    clean = scrub_text(value, env=env)
+    clean = redact_everywhere(value, env=env)
     return clean[:MAX_TEXT], clean == value
 
 
@@ -217,7 +217,7 @@ def build_label_page(
     kind = "claims" if any(c for c in claims.values()) else "score"
     texts, missing = _inputs(run, results, chosen, data)
     ids = _row_ids(run)
-    env = _env_secrets()
+    env = secret_env_values()
     rows = []
     items = 0
     for index in chosen:
