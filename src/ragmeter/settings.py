@@ -8,6 +8,7 @@ work with one message, wherever it came from (keyword, CLI option, ``dataclasses
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,10 @@ class Settings:
     price_in: float | None = None
     price_out: float | None = None
     batch_size: int = 256
+    #: Cores the local models and the offline judge use (onnxruntime's threads, the judge's
+    #: worker threads); None: every core (``os.cpu_count()``). The Ray engine's number of
+    #: workers is its own option.
+    workers: int | None = None
     #: Seconds without any reply from the judge's (or a model's) endpoint, requests pending,
     #: before a warning on stderr says what is pending (0 or None: never).
     stall_warning: float | None = 30.0
@@ -98,6 +103,13 @@ class Settings:
             )
         if self.batch_size < 1:
             raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {self.batch_size}.")
+        if self.workers is not None and (
+            isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1
+        ):
+            raise ConfigError(
+                "The 'workers' setting must be an integer >= 1 (cores to use), or None for "
+                f"every core. Got {self.workers!r}."
+            )
         if not self.timeout > 0 or math.isinf(self.timeout):
             raise ConfigError(
                 f"The 'timeout' setting must be a number of seconds > 0. Got {self.timeout!r}."
@@ -153,3 +165,8 @@ class Settings:
             for k in getattr(self, name):
                 if not isinstance(k, int) or k < 1:
                     raise ConfigError(f"The '{name}' setting must hold integers >= 1. Got {k!r}.")
+
+    @property
+    def cores(self) -> int:
+        """``workers``, or every core of this machine when it is None."""
+        return self.workers if self.workers is not None else max(1, os.cpu_count() or 1)

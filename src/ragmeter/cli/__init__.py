@@ -409,7 +409,9 @@ def evaluate(
     workers: Annotated[
         int | None,
         typer.Option(
-            metavar="N", help="Ray scoring workers (default: one per CPU); share --max-concurrency."
+            metavar="N",
+            help="Cores to use (default: every core): the local models' threads and the offline "
+            "judge's; with --engine ray, Ray scoring workers (they share --max-concurrency).",
         ),
     ] = None,
     labels: Annotated[
@@ -490,6 +492,7 @@ def evaluate(
                 price_in=price_in,
                 price_out=price_out,
                 batch_size=batch_size,
+                workers=workers if engine == "local" else None,
                 deadline=deadline or None,
             )
         if engine == "ray":
@@ -513,8 +516,8 @@ def evaluate(
                     progress=progress,
                 )
         elif engine == "local":
-            if ray_address is not None or workers is not None:
-                raise ConfigError("--ray-address and --workers need --engine ray.")
+            if ray_address is not None:
+                raise ConfigError("--ray-address needs --engine ray.")
             started = time.time()
             try:
                 with signals_as_interrupt() as received:

@@ -4,13 +4,16 @@ with the entailment verdicts from ``Settings.verifier`` when that is not the jud
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.errors import ConfigError, did_you_mean
 from ragmeter.judges.base import Judge, Verifier
 from ragmeter.judges.shared_analysis import SharedJudge, Step
 from ragmeter.settings import Settings
 from ragmeter.types import Usage
+
+if TYPE_CHECKING:
+    from ragmeter.cache import JudgeCache
 
 __all__ = ["make_judge"]
 
@@ -80,7 +83,7 @@ def with_verifier(judge: Judge, settings: Settings) -> Judge:
 
         if isinstance(judge, OfflineJudge):
             return judge
-        return VerifiedJudge(judge, OfflineJudge(settings))
+        return VerifiedJudge(judge, OfflineJudge(settings, cache=_cache(settings)))
     if nli:
         from ragmeter.judges.hf_entailment import make_nli_verifier
 
@@ -109,13 +112,12 @@ def _judge(spec: Any, settings: Settings, usage: Usage) -> Judge:
     if spec == "offline":
         from ragmeter.judges.offline.judge import OfflineJudge
 
-        return OfflineJudge(settings)
+        return OfflineJudge(settings, cache=_cache(settings))
     kind, sep, model = spec.partition(":")
     if kind == "openai" and sep and model:
-        from ragmeter.cache import JudgeCache
         from ragmeter.judges.llm.openai_judge import OpenAIJudge
 
-        cache = JudgeCache(settings.cache_path) if settings.use_cache else None
+        cache = _cache(settings)
         judge = OpenAIJudge(
             model,
             base_url=settings.base_url or os.environ.get("OPENAI_BASE_URL") or None,
@@ -137,3 +139,10 @@ def _judge(spec: Any, settings: Settings, usage: Usage) -> Judge:
         f"Unknown judge {spec!r}. Use 'offline', 'openai:MODEL' (e.g. openai:gpt-4o-mini), "
         "or pass a Judge object."
     )
+
+
+def _cache(settings: Settings) -> JudgeCache | None:
+    """The run's judge cache (``settings.cache_path``), or None with ``use_cache=False``."""
+    from ragmeter.cache import JudgeCache
+
+    return JudgeCache(settings.cache_path) if settings.use_cache else None

@@ -30,6 +30,7 @@ __all__ = [
     "sha256_of",
     "staging_beside",
     "torch_setup",
+    "use_threads",
 ]
 
 T = TypeVar("T")
@@ -38,8 +39,24 @@ _LOCK = threading.Lock()
 _MODELS: dict[tuple[str, str], object] = {}
 
 
+#: Threads set for this process's runs (``Settings.workers``), see :func:`use_threads`.
+_THREADS: int | None = None
+
+
+def use_threads(workers: int | None) -> int | None:
+    """Give the models loaded from now on ``workers`` threads each (``Settings.workers``, set
+    by the runner for a run); None goes back to :func:`default_threads`' rule. Returns the
+    value it replaces, for the runner to put back when the run ends."""
+    global _THREADS
+    before, _THREADS = _THREADS, workers
+    return before
+
+
 def default_threads() -> int:
-    """Threads for one model's math: ``RAGMETER_THREADS``, else the CPU count, at most 8."""
+    """Threads for one model's math: the run's ``workers`` (:func:`use_threads`), else
+    ``RAGMETER_THREADS``, else the CPU count, at most 8."""
+    if _THREADS is not None:
+        return _THREADS
     raw = os.environ.get("RAGMETER_THREADS")
     if raw:
         try:

@@ -34,6 +34,7 @@ from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.io.redact import redact_url, redact_value
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.metrics.registry import MetricRef
+from ragmeter.models._runtime import use_threads
 from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
 from ragmeter.runner.accumulator import Accumulator
 from ragmeter.runner.batch_scorer import BatchScorer
@@ -105,6 +106,8 @@ async def aevaluate(
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source)
     ctx = RunContext(settings)
+    # The models loaded in this run get one thread per worker (put back when it ends).
+    threads_before = use_threads(settings.workers)
     lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
     quiet = library_bars_off(tqdm=not plan.exact_only())
     with lock or contextlib.nullcontext(), quiet:
@@ -137,6 +140,7 @@ async def aevaluate(
             result.source = (data, cmap)
         finally:
             await ctx.aclose()
+            use_threads(threads_before)
         if out is not None:
             write_sidecar(out, result.info)
     return result

@@ -53,11 +53,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 
+from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError, ModelUnavailableError
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.offline.analysis import (
@@ -112,6 +114,7 @@ from ragmeter.judges.offline.model_features import (
     fill_nli_features,
 )
 from ragmeter.judges.offline.reference_reading import read_references
+from ragmeter.judges.offline.stored import BlockVerdict, OfflineStore, runtime_versions
 from ragmeter.judges.offline.verdict import (
     MODEL,
     RULE_NO_SHARED,
@@ -135,6 +138,7 @@ _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
 #: The columns ``conflict_features`` fills (the role rule is filled from a parse batch).
 _RULE_COLUMNS = [ALL_FEATURES.index(name) for name in ("polarity_conflict", "antonym_conflict")]
 _ROLE = ALL_FEATURES.index("role_conflict")
+T = TypeVar("T")
 
 
 #: How the trained model's probabilities become verdicts (``offline_verdict``): fitted by
@@ -180,6 +184,10 @@ class OfflineJudge:
         verdicts by ``decision`` (:data:`MODEL_DECISION`; see
         :mod:`ragmeter.judges.offline.verdict`). Not the default: measured across sources it
         ranks claims below the calibrated combination (``docs/validity.md``).
+    cache : JudgeCache, optional
+        Where analyses and verdicts are kept between runs
+        (:mod:`ragmeter.judges.offline.stored`): a rerun of the same inputs reads them back
+        and runs no model. None (default): always computed.
     """
 
     def __init__(
@@ -192,6 +200,7 @@ class OfflineJudge:
         model: Any = "shipped",
         skip_decided: bool = True,
         decision: ModelDecision | None = None,
+        cache: JudgeCache | None = None,
     ) -> None:
         self._settings = settings
         self._embedder = embedder
@@ -263,16 +272,112 @@ class OfflineJudge:
         #: spaCy's parser for claims and the role rule: None until loaded, False when
         #: unavailable.
         self._parser: Any = None
+        self._cache = cache
+        #: The cache as this judge reads it: None until first used, False when not cached.
+        self._store: OfflineStore | bool | None = None
+        #: Threads that analyze and verify rows beside the event loop (``Settings.workers``):
+        #: spaCy's parses of some rows run while the model reads others' cells.
+        self.workers = settings.cores if settings is not None else Settings().cores
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- protocol -----------------------------------------------------------------------
 
     async def analyze(self, request: AnalyzeRequest) -> Analysis:
-        return self.analyze_sync(request)
+        store = self.store()
+        if store is None:
+            return await self._in_pool(self.analyze_sync, request)
+        found = store.analysis(request)
+        if found is not None:
+            return found
+        analysis = await self._in_pool(self.analyze_sync, request)
+        store.put_analysis(request, analysis)
+        return analysis
 
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
-        if self.semantic or self._uses_model:  # model work: keep the event loop free
-            return await asyncio.to_thread(self.verify_sync, blocks)
-        return self.verify_sync(blocks)
+        store = self.store()
+        if store is not None:
+            return await self._verify_stored(store, blocks)
+        return await self._in_pool(self.verify_sync, blocks)
+
+    async def _in_pool(self, work: Callable[[Any], T], arg: Any) -> T:
+        """``work(arg)`` in one of the judge's ``workers`` threads (the event loop stays free
+        for the other rows and families)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="ragmeter-offline")
+        return await asyncio.get_running_loop().run_in_executor(self._pool, work, arg)
+
+    async def aclose(self) -> None:
+        """Let the worker threads go (a later call starts new ones)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+    async def _verify_stored(
+        self, store: OfflineStore, blocks: Sequence[ClaimBlock]
+    ) -> Verification:
+        """:meth:`verify` with the blocks verified before read from the cache, the others
+        computed in one call and stored."""
+        found = store.verdicts(blocks)
+        missing = [b for b, verdict in enumerate(found) if verdict is None]
+        if missing:
+            todo = [blocks[b] for b in missing]
+            computed = await self._in_pool(self.verify_sync, todo)
+            fresh = _block_verdicts(computed)
+            store.put_verdicts(todo, fresh)
+            for b, verdict in zip(missing, fresh, strict=True):
+                found[b] = verdict
+        verdicts = [v for v in found if v is not None]
+        meta: dict[str, Any] = {
+            "method": "offline",
+            "judge": self.name,
+            "cached": not missing,
+            "support": tuple(support for _, support, _ in verdicts),
+            "evidence": tuple(evidence or () for _, _, evidence in verdicts),
+        }
+        return Verification(matrices=tuple(m for m, _, _ in verdicts), meta=meta)
+
+    def store(self) -> OfflineStore | None:
+        """The cache as this judge reads it (None: not cached, see :meth:`cache_identity`)."""
+        if self._store is None:
+            identity = self.cache_identity() if self._cache is not None else None
+            if self._cache is None or identity is None or not self._cache.enabled:
+                self._store = False
+            else:
+                self._store = OfflineStore(self._cache, identity, name=self.name)
+        return self._store or None
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        """Everything besides the inputs that can change this judge's output (its name,
+        calibration or decision, the model's weights by hash, the embedder, library
+        versions), or None when a part cannot be identified (a model or embedder object
+        without a ``name``): such a judge is never cached."""
+        model = None
+        if self._uses_model:
+            if self._model is None:
+                from ragmeter.models.claim_verifier import model_name
+
+                model = model_name()
+            else:
+                model = getattr(self._model, "name", None)
+                if not isinstance(model, str):
+                    return None
+        embedder = None
+        if self.semantic:
+            given = self._embedder
+            if given is None:
+                given = getattr(self._settings, "embedder", "offline")
+            embedder = given if isinstance(given, str) else getattr(given, "name", None)
+            if not isinstance(embedder, str):
+                return None
+        return {
+            "judge": self.name,
+            "calibration": self.calibration.as_dict(),
+            "decision": self.decision.as_dict() if self.decision is not None else None,
+            "skip_decided": self.skip_decided,
+            "model": model,
+            "embedder": embedder,
+            "versions": runtime_versions(),
+        }
 
     def describe(self) -> dict[str, Any]:
         if self.decision is not None:
@@ -724,3 +829,15 @@ class OfflineJudge:
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
+
+
+def _block_verdicts(verification: Verification) -> list[BlockVerdict]:
+    """Each block's matrix, support and evidence from one :meth:`OfflineJudge.verify_sync`."""
+    meta = verification.meta
+    evidence = meta.get("evidence") or [None] * len(verification.matrices)
+    return [
+        (matrix, support, cells)
+        for matrix, support, cells in zip(
+            verification.matrices, meta["support"], evidence, strict=True
+        )
+    ]
