@@ -89,11 +89,6 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30: build(ctx) does not yet receive the requested metrics, so the claims "
-    "family registers reference claims for every run; remove this mark with that fix",
-)
 def test_faithfulness_alone_asks_only_for_answer_claims_against_contexts() -> None:
     """With references in the sample, faithfulness alone still asks for no reference claims
     and sends no reference premise: what it does not need is never asked for."""
@@ -101,7 +96,7 @@ def test_faithfulness_alone_asks_only_for_answer_claims_against_contexts() -> No
         analyze=Analysis(answer_claims=("a", "b"), reference_claims=(("r1",),)),
         verify=all_entailed,
     )
-    fam = family("claims", RunContext(Settings(judge=judge)))
+    fam = family("claims", RunContext(Settings(judge=judge), requested=frozenset({"faithfulness"})))
     sample = Sample(question="q", answer="x", contexts=("c1", "c2"), reference_answers=("ref",))
     [out] = asyncio.run(fam.score_batch([sample], ["faithfulness"]))
     assert out["faithfulness"].value == 1.0
@@ -113,10 +108,28 @@ def test_faithfulness_alone_asks_only_for_answer_claims_against_contexts() -> No
         analyze=Analysis(answer_claims=("a", "b"), reference_claims=(("r1",),)),
         verify=all_entailed,
     )
-    both = family("claims", RunContext(Settings(judge=judge_both)))
+    asked = frozenset({"faithfulness", "claim_recall"})
+    both = family("claims", RunContext(Settings(judge=judge_both), requested=asked))
     asyncio.run(both.score_batch([sample], ["faithfulness", "claim_recall"]))
     assert "reference_claims" in judge_both.analyze_requests[0].wants
     assert len(judge_both.verify_requests[0]) == 2
+
+
+def test_a_run_of_faithfulness_asks_the_judge_for_no_reference_claims() -> None:
+    """Through ``evaluate``: the plan tells the claims family what was asked for, so the
+    judge's analysis request (widened by the shared analysis to every registered part) holds
+    no reference claims when only faithfulness runs, and does when claim_recall runs too."""
+    sample = {"question": "q", "answer": "x", "contexts": ["c1"], "reference_answers": ["ref"]}
+    wants = []
+    for metrics in (["faithfulness"], ["faithfulness", "claim_recall"]):
+        judge = FakeJudge(
+            analyze=Analysis(answer_claims=("a",), reference_claims=(("r1",),)),
+            verify=all_entailed,
+        )
+        ragmeter.evaluate([sample], metrics, judge=judge, progress=False)
+        wants.append(judge.analyze_requests[0].wants)
+    assert wants[0] == {"answer_claims"}
+    assert "reference_claims" in wants[1]
 
 
 def test_empty_fields_and_zero_claims_give_undefined_scores_with_reasons() -> None:

@@ -31,6 +31,9 @@ class RunContext:
 
     settings: Settings = field(default_factory=Settings)
     usage: Usage = field(default_factory=Usage)
+    #: The metrics this run computes (the plan sets it before building the families), so a
+    #: family asks for nothing no requested metric needs; empty: every metric of the family.
+    requested: frozenset[str] = frozenset()
     _judge: Any = None
     _embedder: Any = None
 

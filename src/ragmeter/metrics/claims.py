@@ -290,7 +290,8 @@ def _check_matrix(matrix: Any, block: ClaimBlock, what: str) -> tuple[tuple[bool
 class ClaimsFamily:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        self.judge = judge_for(ctx, ("answer_claims", "reference_claims"))
+        asked = ctx.requested & _NAMES or _NAMES
+        self.judge = judge_for(ctx, _Plan.for_metrics(set(asked)).wants())
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]

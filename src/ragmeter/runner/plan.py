@@ -88,6 +88,7 @@ class Plan:
         return out
 
     def build_families(self, ctx: RunContext) -> None:
+        ctx.requested = frozenset(spec.name for spec in self.specs)
         for family, specs in self.by_family().items():
             try:
                 self.families[family] = registry.family_module(family).build(ctx)
