@@ -232,7 +232,7 @@ class RowResult:
 
 # -- the judge protocol (re-exported by ragmeter.judges.base) ------------------------------
 
-Want = Literal["answer_claims", "reference_claims", "entities", "questions"]
+Want = Literal["answer_claims", "reference_claims", "entities", "questions", "refusal"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +255,11 @@ class Analysis:
     context_entities: tuple[tuple[str, ...], ...] = ()
     questions: tuple[str, ...] = ()
     noncommittal: bool | None = None
+    #: How the answer reads: "answer", "refusal" (it declines, or says the context does not
+    #: hold the answer) or "partial" (it declines, then answers anyway); None when not asked.
+    refusal: str | None = None
+    #: The answer's words that decline, as the judge quotes them ("" for an answer).
+    refusal_quote: str | None = None
     #: Provenance: prompt id and hash, method ("llm" / "offline-..."), cached or not.
     meta: dict[str, Any] = field(default_factory=dict)
 

@@ -35,6 +35,7 @@ def feasible_wants(request: AnalyzeRequest) -> frozenset[Want]:
     out: set[Want] = set()
     if request.answer is not None:
         out.add("answer_claims")
+        out.add("refusal")
         if request.question is not None:
             out.add("questions")
     if request.references:

@@ -9,15 +9,21 @@ unanswerable question or answers an answerable one. A partial answer counts as a
 unanswerable one. Its summary adds precision, recall and F1 of refusing unanswerable
 questions and the false-refusal rate on answerable ones (:mod:`ragmeter.scoring.answerability`).
 
-The offline reading is rules over the answer's text, no model; a judge that reads refusals
-itself (an :class:`~ragmeter.types.Analysis` with ``refusal``) replaces it where it says.
+With the offline judge (the default) the answer is read by rules over its text, no model and
+no judge call. With any other judge (an LLM, a Python judge) the reading is a part of the
+judge's analysis of the sample (``refusal`` and ``refusal_quote``), asked in the same call as
+the claims and questions of the other families; where a judge's analysis has no reading (a
+Python judge that does not give one), the rules read the answer and the reason says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ragmeter.errors import cap_text
+from ragmeter.judges.base import Judge
+from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.metrics.progress import scored
 from ragmeter.text.refusal import RefusalReading, read_refusal
@@ -47,31 +53,71 @@ SPECS: tuple[MetricSpec, ...] = (
     ),
 )
 NAMES = tuple(spec.name for spec in SPECS)
+#: What an answer may read as.
+KINDS = ("answer", "refusal", "partial")
 
 
 class AnswerabilityFamily:
-    """Reads each answer once and scores the requested answerability metrics."""
+    """Reads each answer once (by rules, or in the judge's analysis) and scores the requested
+    answerability metrics."""
+
+    def __init__(self, judge: Judge | None = None) -> None:
+        self.judge = judge
 
     async def score_batch(
         self, samples: Sequence[Sample], metrics: Sequence[str]
     ) -> list[dict[str, Outcome]]:
         check_metrics(FAMILY, metrics, NAMES)
-        out = [score_sample(sample, metrics) for sample in samples]
-        scored(len(samples))
-        return out
+        judge = self.judge
+        if judge is None:
+            out = [score_sample(sample, metrics) for sample in samples]
+            scored(len(samples))
+            return out
+
+        async def judged(sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:
+            return await score_judged(judge, sample, metrics)
+
+        return await score_all(samples, metrics, judged)
 
 
-def score_sample(sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:
-    """The requested metrics of one sample."""
+async def score_judged(judge: Judge, sample: Sample, metrics: Sequence[str]) -> dict[str, Outcome]:
+    """The requested metrics of one sample, read in ``judge``'s analysis of it."""
+    if not (sample.answer or "").strip():
+        return score_sample(sample, metrics)
+    analysis = await judge.analyze(request_for(sample, ("refusal",)))
+    if analysis.refusal not in KINDS:
+        return score_sample(sample, metrics, note=f"the judge {judge.name} gave no reading")
+    quote = analysis.refusal_quote or None
+    reading = RefusalReading(
+        analysis.refusal,  # type: ignore[arg-type]
+        quote,
+        quote if analysis.refusal == "partial" else None,
+        quote,
+    )
+    method = {"method": "judge", **judge_ref(analysis.meta), "judge": judge.name}
+    return score_sample(sample, metrics, reading=reading, method=method)
+
+
+def score_sample(
+    sample: Sample,
+    metrics: Sequence[str],
+    *,
+    reading: RefusalReading | None = None,
+    method: dict[str, Any] | None = None,
+    note: str | None = None,
+) -> dict[str, Outcome]:
+    """The requested metrics of one sample, from ``reading`` (a judge's) or by the rules."""
     answer = sample.answer or ""
     if not answer.strip():
         empty = Score.undefined("The answer is empty: it neither answers nor refuses.")
         return {name: empty for name in metrics}
-    reading = read_refusal(answer)
+    if reading is None:
+        reading = read_refusal(answer)
+        method = {"method": METHOD if note is None else f"{METHOD}: {note}"}
     out: dict[str, Outcome] = {}
     if "answer_refusal" in metrics:
         out["answer_refusal"] = Score(
-            reading.value, refusal_reason(reading), {"kind": reading.kind, "method": METHOD}
+            reading.value, refusal_reason(reading), {"kind": reading.kind, **(method or {})}
         )
     if "answerability_accuracy" in metrics:
         out["answerability_accuracy"] = accuracy(reading, sample.is_answerable_label)
@@ -83,6 +129,11 @@ def refusal_reason(reading: RefusalReading) -> str:
     quoted = cap_text(reading.sentence or "", 300)
     if reading.kind == "refusal":
         return f'The answer declines ("{reading.refusal}"): "{quoted}"'
+    if reading.kind == "partial" and reading.answered == reading.sentence:  # a judge's quote
+        return (
+            f'The answer declines but answers anyway: "{quoted}" Partial: 0.5, and answering '
+            "in answerability_accuracy."
+        )
     if reading.kind == "partial":
         return (
             f'The answer declines ("{reading.refusal}") but answers anyway ("{reading.answered}"): '
@@ -112,4 +163,8 @@ def accuracy(reading: RefusalReading, answerable: bool | None) -> Score:
 
 
 def build(ctx: RunContext) -> AnswerabilityFamily:
-    return AnswerabilityFamily()
+    """By rules with the offline judge (no judge is built); else in the judge's analysis."""
+    judge = ctx.settings.judge
+    if isinstance(judge, str) and judge.split(":", 1)[0] == "offline":
+        return AnswerabilityFamily()
+    return AnswerabilityFamily(judge_for(ctx, ("refusal",)))

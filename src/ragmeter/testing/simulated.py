@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from ragmeter.text import NOT_NAMES, NUMBER_RE, STOP_WORDS
+from ragmeter.text.refusal import read_refusal
 
 __all__ = ["HashingEmbedder", "chat_reply", "count_tokens", "embed", "entails", "entities"]
 
@@ -131,6 +132,10 @@ def _analyze_reply(data: dict[str, Any], system: str) -> dict[str, Any]:
         answer = data.get("answer", "")
         out["questions"] = _questions(answer, n)
         out["noncommittal"] = bool(_NONCOMMITTAL.search(answer))
+    if '"refusal":' in system:
+        reading = read_refusal(data.get("answer", ""))
+        out["refusal"] = reading.kind
+        out["refusal_quote"] = reading.sentence or ""
     return out
 
 

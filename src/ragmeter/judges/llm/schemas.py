@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -29,7 +29,15 @@ __all__ = [
     "verify_schema",
 ]
 
-WANT_ORDER: tuple[Want, ...] = ("answer_claims", "reference_claims", "entities", "questions")
+WANT_ORDER: tuple[Want, ...] = (
+    "answer_claims",
+    "reference_claims",
+    "entities",
+    "questions",
+    "refusal",
+)
+#: What an answer may read as (the ``refusal`` part of an analysis).
+REFUSAL_KINDS = ("answer", "refusal", "partial")
 
 
 class ReplyInvalid(ValueError):
@@ -60,6 +68,8 @@ class AnalyzeReply(_Strict):
     context_entities: list[_ContextEntities] | None = None
     questions: list[str] | None = None
     noncommittal: bool | None = None
+    refusal: Literal["answer", "refusal", "partial"] | None = None
+    refusal_quote: str | None = None
 
 
 class _Verdict(_Strict):
@@ -84,9 +94,11 @@ def ordered_wants(wants: frozenset[str]) -> tuple[Want, ...]:
 def analyze_input(request: AnalyzeRequest, wants: Sequence[str]) -> dict[str, Any]:
     """Only the fields the wanted parts need, so no token is sent for nothing."""
     data: dict[str, Any] = {}
-    if request.question and ("questions" in wants or "answer_claims" in wants):
+    if request.question and (
+        "questions" in wants or "answer_claims" in wants or "refusal" in wants
+    ):
         data["question"] = request.question
-    if "answer_claims" in wants or "questions" in wants:
+    if "answer_claims" in wants or "questions" in wants or "refusal" in wants:
         data["answer"] = request.answer or ""
     if "reference_claims" in wants or "entities" in wants:
         data["references"] = list(request.references)
@@ -101,6 +113,7 @@ def _example_output(example: dict[str, Any], wants: Sequence[str], n_questions: 
         "reference_claims": ("reference_claims",),
         "entities": ("reference_entities", "context_entities"),
         "questions": ("questions", "noncommittal"),
+        "refusal": ("refusal", "refusal_quote"),
     }
     out: dict[str, Any] = {}
     for want in wants:
@@ -167,9 +180,12 @@ def analyze_schema(wants: frozenset[str]) -> dict[str, Any]:
             item = _object({"context": {"type": "integer"}, "entities": _strings()})
             props["reference_entities"] = _strings()
             props["context_entities"] = {"type": "array", "items": item}
-        else:
+        elif want == "questions":
             props["questions"] = _strings()
             props["noncommittal"] = {"type": "boolean"}
+        else:
+            props["refusal"] = {"type": "string", "enum": list(REFUSAL_KINDS)}
+            props["refusal_quote"] = {"type": "string"}
     return _object(props)
 
 
@@ -263,6 +279,12 @@ def parse_analyze(content: str | None, request: AnalyzeRequest) -> Analysis:
                 )
             parts["questions"] = questions
             parts["noncommittal"] = reply.noncommittal
+    if "refusal" in wants:
+        if reply.refusal is None or reply.refusal_quote is None:
+            missing.append("refusal and refusal_quote")
+        else:
+            parts["refusal"] = reply.refusal
+            parts["refusal_quote"] = reply.refusal_quote.strip()
     if missing:
         raise ReplyInvalid(f"the reply lacks the key(s) {', '.join(missing)}")
     return Analysis(**parts)
