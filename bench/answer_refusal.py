@@ -22,8 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from ragmeter.judges.offline.judge.claim_split import is_noncommittal
-
+from ragmeter.judges.offline.claim_split import is_noncommittal
 from ragmeter.text.refusal import read_refusal
 
 DATA = Path(__file__).parent / "data" / "refusals.jsonl"
