@@ -144,3 +144,23 @@ def test_an_installed_package_adds_metrics_through_its_entry_point(project, tmp_
     assert proc.returncode == 0, proc.stderr
     scores = [json.loads(line)["scores"]["cites_policy"] for line in proc.stdout.splitlines()]
     assert scores == [1.0, None, 0.0]
+
+
+def test_a_plugin_given_as_a_python_file_path(project) -> None:
+    proc = _run(
+        [
+            "evaluate",
+            "data.jsonl",
+            "--plugin",
+            "team_metrics/checks.py",
+            "-m",
+            "cites_policy",
+            "--out",
+            "-",
+            "-q",
+        ],
+        project,
+    )
+    assert proc.returncode == 0, proc.stderr
+    scores = [json.loads(line)["scores"]["cites_policy"] for line in proc.stdout.splitlines()]
+    assert scores == [1.0, None, 0.0]
