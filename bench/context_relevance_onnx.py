@@ -16,16 +16,33 @@ For each packaged GGUF model in ``--models``, in one run:
    machine is shared), max and mean |ONNX - torch float32| (target <= 1e-4), and each one's
    pairwise accuracy (the selected passage above its negative; ties count half).
 
+With ``--speed`` (instead of the above): pairs/s of the default ONNX model before and after
+batching, in the same run: ``--speed-pairs`` (question, context) pairs from realistic RAG rows
+(``bench/rag_rows.py``: contexts of about 95 words) scored in a fresh subprocess per
+measurement, the configurations interleaved ``--rounds`` times: one pair per onnxruntime call
+(the scorer before batching, ``batch_tokens=1``) on 2 threads, padded batches on 2 threads, and
+padded batches on 1 thread; each line gives wall and CPU seconds, pairs/s, the load average
+and the subprocess's peak resident memory (``ru_maxrss``); then the speed ratios and the
+largest |batched - one per call| score difference. ``--memory-rows N`` also runs
+``ragmeter evaluate`` on N such rows with ``-m context_relevance`` in a subprocess and prints
+its time and peak resident memory.
+
 Run from the project root::
 
     PYTHONPATH=src python bench/context_relevance_onnx.py
     PYTHONPATH=src python bench/context_relevance_onnx.py --models gemma3-270m --limit 20
+    .venv/bin/python bench/context_relevance_onnx.py --speed [--speed-pairs 24] [--rounds 2]
+    .venv/bin/python bench/context_relevance_onnx.py --speed --memory-rows 100
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -142,7 +159,102 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     )
 
 
+def speed_worker(threads: int, batch_tokens: int, pairs: int, scores_out: str) -> None:
+    """One measurement in this (fresh) process: load, warm up, time one ``score`` call."""
+    from rag_rows import realistic_rows
+
+    from ragmeter.models._runtime import use_threads
+
+    use_threads(threads)
+    rows = realistic_rows(pairs)
+    contexts = [c for r in rows for c in r["contexts"]][:pairs]
+    questions = [r["question"] for r in rows for _ in r["contexts"]][:pairs]
+    scorer = load_question_likelihood("offline", runtime="onnx")
+    scorer.batch_tokens = batch_tokens
+    scorer.score(["warm up"], ["warm up?"])
+    load = os.getloadavg()[0]
+    started, cpu = time.perf_counter(), time.process_time()
+    scores = scorer.score(contexts, questions)
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    np.save(scores_out, np.asarray(scores))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"wall": wall, "cpu": cpu, "load": load, "rss_mb": rss}))
+
+
+def speed(args: argparse.Namespace) -> None:
+    """Before (one pair per call) and after (padded batches), interleaved in subprocesses."""
+    configs = [("one pair per call, 2 threads", 2, 1), ("padded batches, 2 threads", 2, 0)]
+    configs.append(("padded batches, 1 thread", 1, 0))
+    here = Path(__file__).resolve()
+    env = {**os.environ, "PYTHONPATH": str(here.parents[1] / "src")}
+    rates: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    scores: dict[str, np.ndarray] = {}
+    print(f"== speed: {args.speed_pairs} pairs (contexts of ~95 words), cpu count {os.cpu_count()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(args.rounds):
+            for label, threads, tokens in configs:
+                out = str(Path(tmp) / f"{len(scores)}.npy")
+                command = [sys.executable, str(here), "--speed-worker", str(threads)]
+                command += [str(tokens), str(args.speed_pairs), out]
+                done = subprocess.run(command, env=env, capture_output=True, text=True)
+                if done.returncode:
+                    raise SystemExit(done.stderr[-3000:])
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                rate = args.speed_pairs / got["wall"]
+                rates[label].append(rate)
+                scores[label] = np.load(out)
+                print(
+                    f"  round {round_ + 1} {label:30s} {rate:5.2f} pairs/s (wall {got['wall']:5.1f}"
+                    f" s, CPU {got['cpu']:5.1f} s, {args.speed_pairs / got['cpu']:.2f} pairs per "
+                    f"CPU s) load {got['load']:.1f}, peak RSS {got['rss_mb']:.0f} MB"
+                )
+    best = {label: max(values) for label, values in rates.items()}
+    before, after, one = (best[label] for label, _, _ in configs)
+    print(
+        f"  best of {args.rounds}: batched / one per call {after / before:.2f}x; "
+        f"2 threads / 1 thread {after / one:.2f}x"
+    )
+    gap = np.abs(scores[configs[1][0]] - scores[configs[0][0]]).max()
+    print(f"  max |batched - one per call| over {args.speed_pairs} pairs: {gap:.1e}")
+    if args.memory_rows:
+        from rag_rows import write_rows
+
+        with tempfile.TemporaryDirectory() as tmp:
+            data = write_rows(Path(tmp) / "rows.jsonl", args.memory_rows)
+            # A fresh parent measures it: ru_maxrss of children is the peak of all of them.
+            command = [sys.executable, "-c", _MEASURED, sys.executable, "-m", "ragmeter"]
+            command += ["evaluate", str(data), "-m", "context_relevance", "-q"]
+            command += ["--out", str(Path(tmp) / "o.jsonl")]
+            started = time.perf_counter()
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - started
+            if done.returncode not in (0, 1):
+                raise SystemExit(done.stderr[-3000:])
+            got = json.loads(done.stdout.strip().splitlines()[-1])
+            print(
+                f"  ragmeter evaluate -m context_relevance on {args.memory_rows} rows: "
+                f"{wall:.0f} s, CPU {got['cpu']:.0f} s, peak RSS {got['rss_mb']:.0f} MB "
+                f"(target < 1024), load {os.getloadavg()[0]:.1f}"
+            )
+
+
+#: Runs its arguments as a command and prints the command's CPU seconds and peak RSS.
+_MEASURED = (
+    "import json, resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'cpu': u.ru_utime + u.ru_stime, 'rss_mb': u.ru_maxrss / 1024}))\n"
+    "sys.exit(done.returncode)"
+)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--speed-worker"]:
+        threads, tokens, pairs, out = sys.argv[2:6]
+        from ragmeter.models.relevance.onnx_scorer import BATCH_TOKENS
+
+        speed_worker(int(threads), int(tokens) or BATCH_TOKENS, int(pairs), out)
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2,gemma3-270m", help="packaged model keys")
     parser.add_argument("--limit", type=int, default=200, help="MS MARCO queries (max 200)")
@@ -155,7 +267,14 @@ def main() -> None:
         "--tokens-only", action="store_true", help="only compare token ids with transformers'"
     )
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--speed", action="store_true", help="batched against one pair a call")
+    parser.add_argument("--speed-pairs", type=int, default=24)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--memory-rows", type=int, default=0)
     args = parser.parse_args()
+    if args.speed:
+        speed(args)
+        return
     if args.limit < 1 or args.alone < 1:
         parser.error("--limit and --alone must be >= 1.")
     if args.fresh:

@@ -8,10 +8,13 @@ plus a newline after BOS; the target is the question's tokens and the end token;
 is ``exp(mean log P(target token))``.
 
 The model is the graph of :mod:`ragmeter.models.relevance.gguf.onnx_graph` (float32), converted
-once by :mod:`ragmeter.models.relevance.gguf.convert`. Each pair runs alone at its own
-length (no padding, no batch), so its score depends on that pair only. The prompt's leading
-tokens that every context shares (chat header and instruction) run once per scorer; their keys
-and values are then fed to every pair, as in the torch path.
+once by :mod:`ragmeter.models.relevance.gguf.convert`. The prompt's leading tokens that every
+context shares (chat header and instruction) run once per scorer; their keys and values are
+then fed to every pair, as in the torch path. Pairs run several per onnxruntime call
+(``batch_tokens`` padded tokens at most), sorted by length so that little is padding; padding
+sits after a pair's tokens and attention is causal, so a pair's score is the one it gets alone
+(to float32 rounding, far below the 6 decimals results keep; tested). Only the question's
+positions go through the output layer.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ from ragmeter.models.relevance.prompt import (
     shared_prefix,
 )
 
-__all__ = ["OnnxQuestionLikelihood"]
+__all__ = ["BATCH_TOKENS", "OnnxQuestionLikelihood"]
+
+#: Padded tokens per onnxruntime call by default: measured by bench/context_relevance_onnx.py.
+BATCH_TOKENS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +52,7 @@ class _Loaded:
     about: dict[str, Any]
 
 
-def _load(folder: Path) -> _Loaded:
+def _load(folder: Path, threads: int) -> _Loaded:
     import onnxruntime as ort
 
     from ragmeter.models.relevance.gguf.tokenizer import GGUFTokenizer
@@ -59,9 +65,12 @@ def _load(folder: Path) -> _Loaded:
             "includes the end token, so a causal model needs one."
         )
     options = ort.SessionOptions()
-    options.intra_op_num_threads = default_threads()
+    options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
+    # Prepacked copies of the matrices would double the weights in memory (2.1 GB resident
+    # instead of 1.5 GB for Gemma 3 270M) for no measured speed: bench/context_relevance_onnx.py.
+    options.add_session_config_entry("session.disable_prepacking", "1")
     session = ort.InferenceSession(
         str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
     )
@@ -93,11 +102,22 @@ class OnnxQuestionLikelihood:
         Contexts are cut to this many tokens.
     """
 
-    def __init__(self, name: str, convert: Any, *, max_context_tokens: int = 512) -> None:
+    def __init__(
+        self,
+        name: str,
+        convert: Any,
+        *,
+        max_context_tokens: int = 512,
+        batch_tokens: int = BATCH_TOKENS,
+    ) -> None:
         if max_context_tokens < 1:
             raise ConfigError(f"max_context_tokens must be >= 1. Got {max_context_tokens}.")
+        if batch_tokens < 1:
+            raise ConfigError(f"batch_tokens must be >= 1. Got {batch_tokens}.")
         self.name = name
         self.max_context_tokens = max_context_tokens
+        #: Padded tokens per onnxruntime call (a longer pair runs alone); 1: one pair a call.
+        self.batch_tokens = batch_tokens
         self._convert = convert
         self._loaded: _Loaded | None = None
         self._prefix: _Prefix | None = None
@@ -105,8 +125,11 @@ class OnnxQuestionLikelihood:
     @property
     def loaded(self) -> _Loaded:
         if self._loaded is None:
+            threads = default_threads()
             self._loaded = cached_model(
-                "question-likelihood-onnx", self.name, lambda: _load(Path(self._convert()))
+                "question-likelihood-onnx",
+                f"{self.name}|{threads}",
+                lambda: _load(Path(self._convert()), threads),
             )
         return self._loaded
 
@@ -117,7 +140,8 @@ class OnnxQuestionLikelihood:
 
     def numerics(self) -> dict[str, Any]:
         """How the scores were computed, for each result's details."""
-        return {"dtype": self.dtype, "method": "single", "runtime": "onnxruntime"}
+        method = "padded" if self.batch_tokens > 1 else "single"
+        return {"dtype": self.dtype, "method": method, "runtime": "onnxruntime"}
 
     def describe(self) -> dict[str, Any]:
         """The model, backend, prompt format and numerics behind the scores."""
@@ -156,17 +180,51 @@ class OnnxQuestionLikelihood:
     # -- scoring -------------------------------------------------------------------------
 
     def score(self, contexts: Sequence[str], questions: Sequence[str]) -> list[float]:
-        """One score in (0, 1] per pair, each pair run alone (ValueError on unequal lengths)."""
+        """One score in (0, 1] per pair (ValueError on unequal lengths)."""
         check_pairs(contexts, questions)
         if not contexts:
             return []
         sources = self.prompt_ids(encodable(contexts))
         targets = self.target_ids(encodable(questions))
-        return [self._pair(s, t) for s, t in zip(sources, targets, strict=True)]
+        prefix = self._shared_prefix()
+        runs = []
+        for source, target in zip(sources, targets, strict=True):
+            offset = prefix.offset(source)
+            # The model reads the prompt after the prefix and the question but its last token;
+            # the question's tokens are read from ``first`` on.
+            runs.append((source[offset:] + target[:-1], len(source) - offset - 1, target, offset))
+        scores = [0.0] * len(runs)
+        for shared in (True, False):
+            past = prefix.past if shared else self._empty_past()
+            todo = [i for i, run in enumerate(runs) if bool(run[3]) == shared]
+            for batch in _batches(todo, [len(runs[i][0]) for i in todo], self.batch_tokens):
+                chosen = [runs[i] for i in batch]
+                for i, value in zip(batch, self._score_batch(chosen, past), strict=True):
+                    scores[i] = value
+        return scores
 
-    def _run(
-        self, ids: Sequence[int], past: Any, rows: Sequence[int], targets: Sequence[int]
-    ) -> Any:
+    def _score_batch(self, runs: Sequence[tuple[list[int], int, list[int], int]], past: Any) -> Any:
+        """Scores of pairs run side by side in one call, each padded to the longest."""
+        import numpy as np
+
+        width = max(len(ids) for ids, _, _, _ in runs)
+        ids = np.zeros((len(runs), width), dtype=np.int64)
+        rows: list[int] = []
+        targets: list[int] = []
+        for b, (tokens, first, target, _) in enumerate(runs):
+            ids[b, : len(tokens)] = tokens
+            rows.extend(range(b * width + first, b * width + first + len(target)))
+            targets.extend(target)
+        logprobs, _ = self._run(ids, past, rows, targets)
+        out = []
+        start = 0
+        for _, _, target, _ in runs:
+            part = logprobs[start : start + len(target)]
+            out.append(float(np.exp(np.mean(part, dtype=np.float64))))
+            start += len(target)
+        return out
+
+    def _run(self, ids: Any, past: Any, rows: Sequence[int], targets: Sequence[int]) -> Any:
         import numpy as np
 
         logprobs, present = self.loaded.session.run(
@@ -193,18 +251,26 @@ class OnnxQuestionLikelihood:
             ids = shared_prefix(self.prompt_ids)
             past = self._empty_past()
             if ids:
-                _, past = self._run(ids, past, [0], [0])
+                _, present = self._run([ids], past, [0], [0])
+                past = present[:, :, 0]  # [layers, 2, kv, P, D] of the one row
             self._prefix = _Prefix(tuple(ids), past)
         return self._prefix
 
-    def _pair(self, source: list[int], target: list[int]) -> float:
-        import numpy as np
 
-        prefix = self._shared_prefix()
-        offset = prefix.offset(source)
-        past = prefix.past if offset else self._empty_past()
-        ids = source[offset:] + target[:-1]
-        first = len(source) - offset - 1
-        rows = range(first, first + len(target))
-        logprobs, _ = self._run(ids, past, rows, target)
-        return float(np.exp(np.mean(logprobs, dtype=np.float64)))
+def _batches(order: Sequence[int], lengths: Sequence[int], budget: int) -> list[list[int]]:
+    """``order`` cut into batches, longest first, each at most ``budget`` padded tokens
+    (batch size x its longest length; a pair longer than the budget runs alone)."""
+    ranked = sorted(range(len(order)), key=lambda k: (-lengths[k], k))
+    out: list[list[int]] = []
+    current: list[int] = []
+    width = 0
+    for k in ranked:
+        if current and width * (len(current) + 1) > budget:
+            out.append(current)
+            current = []
+        if not current:
+            width = lengths[k]
+        current.append(order[k])
+    if current:
+        out.append(current)
+    return out

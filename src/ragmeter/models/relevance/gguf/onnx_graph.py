@@ -1,19 +1,26 @@
 """Build an ONNX graph of a GGUF decoder (Llama, Gemma 3) that scores target tokens.
 
 The graph is written with the ``onnx`` package from the dequantised float32 weights of
-:func:`ragmeter.models.relevance.gguf.reader.read_gguf`; no torch at build or run time. One sequence
-per call (no batch axis, no padding), so a sequence's numbers depend on it alone.
+:func:`ragmeter.models.relevance.gguf.reader.read_gguf`; no torch at build or run time.
+
+Several sequences run per call, side by side, padded on the right: attention is causal, so a
+sequence's tokens never see the padding after them, and every position's numbers are those of
+the sequence run alone (up to the order of float32 sums inside a matrix product). All the
+sequences of a call follow the same ``past`` (the prompt's shared prefix).
 
 Inputs
-    ``ids`` int64 ``[T]``: the tokens after the cached prefix.
+    ``ids`` int64 ``[B, T]``: each sequence's tokens after the cached prefix, padded.
     ``past`` float32 ``[layers, 2, kv_heads, P, head_dim]``: keys (rotated) and values of
-    the ``P`` tokens before ``ids`` (``P`` may be 0); ``ids`` take positions ``P..P+T-1``.
-    ``rows`` int64 ``[N]``: indices into ``ids`` whose next-token distribution is wanted.
+    the ``P`` tokens before every row of ``ids`` (``P`` may be 0); ``ids`` take positions
+    ``P..P+T-1``.
+    ``rows`` int64 ``[N]``: indices into ``ids`` flattened (``b * T + t``) whose next-token
+    distribution is wanted.
     ``targets`` int64 ``[N]``: the token scored at each of those rows.
 Outputs
     ``logprobs`` float32 ``[N]``: ``log P(targets[n] | tokens up to rows[n])``; the output
     layer and log-softmax run only at ``rows``.
-    ``present`` float32 ``[layers, 2, kv_heads, P+T, head_dim]``: ``past`` extended by ``ids``.
+    ``present`` float32 ``[layers, 2, B, kv_heads, P+T, head_dim]``: ``past`` extended by
+    each row of ``ids`` (read for the shared prefix, computed with ``B`` = 1).
 
 The weights go to one external data file beside the graph. Bump :data:`CONVERTER_VERSION`
 whenever the graph changes: it keys the cache of converted models.
@@ -30,8 +37,8 @@ from ragmeter.models.relevance.gguf.reader import DecoderConfig, GGUFDecoder
 
 __all__ = ["CONVERTER_VERSION", "OPSET", "build_graph", "write_model"]
 
-#: Version of the graph layout; part of the cache key of converted models.
-CONVERTER_VERSION = 1
+#: Version of the graph layout; part of the cache key of converted models (2: a batch axis).
+CONVERTER_VERSION = 2
 OPSET = 17
 _ALIGN = 4096
 
@@ -169,7 +176,8 @@ def _layer(
     mask: str,
     shapes: dict[str, str],
 ) -> tuple[str, str]:
-    """One decoder block; returns its output and its keys/values ``[2, kv_heads, P+T, D]``."""
+    """One decoder block on ``x`` ``[B, T, hidden]``; returns its output and its keys/values
+    ``[2, B, kv_heads, P+T, D]``."""
     import numpy as np
 
     c = model.config
@@ -184,9 +192,9 @@ def _layer(
     sizes = [c.heads * d, c.kv_heads * d, c.kv_heads * d]
     q, k, v = g.ops("Split", [qkv, g.const(sizes, "split", "int64")], 3, axis=-1)
 
-    def heads(t: str, n: int) -> str:  # [T, n*D] -> [n, T, D]
-        shaped = g.op("Reshape", [t, g.const([-1, n, d], "shape", "int64")])
-        return g.op("Transpose", [shaped], perm=[1, 0, 2])
+    def heads(t: str, n: int) -> str:  # [B, T, n*D] -> [B, n, T, D]
+        shaped = g.op("Reshape", [t, g.const([0, 0, n, d], "shape", "int64")])
+        return g.op("Transpose", [shaped], perm=[0, 2, 1, 3])
 
     q, k, v = heads(q, c.heads), heads(k, c.kv_heads), heads(v, c.kv_heads)
     if c.gemma:
@@ -195,25 +203,24 @@ def _layer(
     cos, sin = rotary
     q = _rotate(g, q, cos, sin, d)
     k = _rotate(g, k, cos, sin, d)
-    # past[i]: [2, kv, P, D]; keys and values of this layer over P+T positions.
+    # past[i]: [2, kv, P, D], the same for every row: its keys [1, kv, P, D] (and values)
+    # expanded to [B, kv, P, D]; keys and values of this layer over P+T positions.
     layer_past = g.op("Gather", [past, g.const(i, "layer", "int64")], axis=0)
     past_k, past_v = g.ops("Split", [layer_past, g.const([1, 1], "split", "int64")], 2, axis=0)
-    squeeze = g.const([0], "axis", "int64")
-    k = g.op("Concat", [g.op("Squeeze", [past_k, squeeze]), k], axis=1)
-    v = g.op("Concat", [g.op("Squeeze", [past_v, squeeze]), v], axis=1)
-    present = g.op(
-        "Concat", [g.op("Unsqueeze", [k, squeeze]), g.op("Unsqueeze", [v, squeeze])], axis=0
-    )
+    k = g.op("Concat", [g.op("Expand", [past_k, shapes["batch"]]), k], axis=2)
+    v = g.op("Concat", [g.op("Expand", [past_v, shapes["batch"]]), v], axis=2)
+    first = g.const([0], "axis", "int64")
+    present = g.op("Concat", [g.op("Unsqueeze", [k, first]), g.op("Unsqueeze", [v, first])], axis=0)
     group = c.heads // c.kv_heads
-    grouped_q = g.op("Reshape", [q, g.const([c.kv_heads, group, -1, d], "shape", "int64")])
-    unsq = g.const([1], "axis", "int64")
-    keys_t = g.op("Transpose", [g.op("Unsqueeze", [k, unsq])], perm=[0, 1, 3, 2])
-    scores = g.op("MatMul", [grouped_q, keys_t])
+    grouped_q = g.op("Reshape", [q, g.const([0, c.kv_heads, group, -1, d], "shape", "int64")])
+    unsq = g.const([2], "axis", "int64")
+    keys_t = g.op("Transpose", [g.op("Unsqueeze", [k, unsq])], perm=[0, 1, 2, 4, 3])
+    scores = g.op("MatMul", [grouped_q, keys_t])  # [B, kv, G, T, P+T]
     scores = g.op("Add", [g.op("Mul", [scores, g.const(c.attention_scale, "scale")]), mask])
     probs = g.op("Softmax", [scores], axis=-1)
-    attended = g.op("MatMul", [probs, g.op("Unsqueeze", [v, unsq])])  # [kv, G, T, D]
-    attended = g.op("Reshape", [attended, g.const([c.heads, -1, d], "shape", "int64")])
-    attended = g.op("Transpose", [attended], perm=[1, 0, 2])
+    attended = g.op("MatMul", [probs, g.op("Unsqueeze", [v, unsq])])  # [B, kv, G, T, D]
+    attended = g.op("Reshape", [attended, g.const([0, c.heads, -1, d], "shape", "int64")])
+    attended = g.op("Transpose", [attended], perm=[0, 2, 1, 3])
     attended = g.op("Reshape", [attended, shapes["flat"]])
     out = g.linear(attended, w(block + "attn_output.weight"), "o_proj")
     if c.gemma:
@@ -245,7 +252,9 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
         x = g.op("Mul", [x, g.const(np.float32(c.hidden**0.5), "embed_scale")])
     past_shape = g.op("Shape", ["past"])
     past_len = g.op("Gather", [past_shape, g.const(3, "axis3", "int64")], axis=0)
-    length = g.op("Gather", [g.op("Shape", ["ids"]), g.const(0, "axis0", "int64")], axis=0)
+    ids_shape = g.op("Shape", ["ids"])
+    length = g.op("Gather", [ids_shape, g.const(1, "axis1", "int64")], axis=0)
+    batch = g.op("Gather", [ids_shape, g.const([0], "axis0", "int64")], axis=0)
     total = g.op("Add", [past_len, length])
     one = g.const(1, "one", "int64")
     positions = g.op("Cast", [g.op("Range", [past_len, total, one])], to=TensorProto.FLOAT)
@@ -254,7 +263,10 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
     }
     global_mask = _mask(g, past_len, total, length, 0)
     local_mask = _mask(g, past_len, total, length, c.sliding_window) if c.sliding_window else None
-    shapes = {"flat": g.const([-1, c.heads * c.head_dim], "shape", "int64")}
+    shapes = {
+        "flat": g.const([0, 0, c.heads * c.head_dim], "shape", "int64"),
+        "batch": g.op("Concat", [batch, g.const([1, 1, 1], "ones", "int64")], axis=0),
+    }
     presents = []
     for i in range(c.layers):
         local = bool(c.local_layers and c.local_layers[i])
@@ -263,7 +275,8 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
         x, present = _layer(g, model, i, x, "past", rotary, mask, shapes)
         presents.append(g.op("Unsqueeze", [present, g.const([0], "axis", "int64")]))
     g.nodes.append(helper.make_node("Concat", presents, ["present"], name="present", axis=0))
-    picked = g.op("Gather", [x, "rows"], axis=0)
+    flat = g.op("Reshape", [x, g.const([-1, c.hidden], "shape", "int64")])  # [B*T, hidden]
+    picked = g.op("Gather", [flat, "rows"], axis=0)
     final = _rms_norm(g, picked, model.weight("output_norm.weight"), c.eps)
     head = "embedding"
     if not c.tied_output:
@@ -280,7 +293,7 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
         g.nodes,
         f"ragmeter-{c.architecture}-target-logprobs",
         inputs=[
-            helper.make_tensor_value_info("ids", ints, ["T"]),
+            helper.make_tensor_value_info("ids", ints, ["B", "T"]),
             helper.make_tensor_value_info(
                 "past", floats, [c.layers, 2, c.kv_heads, "P", c.head_dim]
             ),
@@ -290,7 +303,7 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
         outputs=[
             helper.make_tensor_value_info("logprobs", floats, ["N"]),
             helper.make_tensor_value_info(
-                "present", floats, [c.layers, 2, c.kv_heads, "S", c.head_dim]
+                "present", floats, [c.layers, 2, "B", c.kv_heads, "S", c.head_dim]
             ),
         ],
     )
