@@ -14,9 +14,15 @@ requests in flight over time and divides by (limit x span from first request to 
 A run of N fixed-latency calls cannot exceed (N / limit) / ceil(N / limit), so the figure is
 measured on a longer run (--concurrency-samples) as well as on the main one.
 
+Criteria (issue 26): the same samples with the five metrics plus five criteria of the user's
+(three yes/no, two rubrics; all of a row's go to the judge in one call), and the prompt size of
+the criteria call with one criterion and with five, on the same samples: the share each added
+criterion costs, and the part every call pays (instructions, example, the texts).
+
 Usage: python bench/judge_calls.py [--samples 50] [--latency 0.2] [--no-ragas]
-It ends with four lines: calls_per_sample=, prompt_tokens_per_sample=, concurrency_efficiency=,
-rerun_calls=.
+It ends with these lines: criteria_calls_per_sample=, criteria_prompt_tokens_fixed=,
+criteria_prompt_tokens_per_criterion=, calls_per_sample=, prompt_tokens_per_sample=,
+concurrency_efficiency=, rerun_calls=.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from ragmeter.config.criteria import Criterion  # noqa: E402
 from ragmeter.metrics.base import Settings  # noqa: E402
 from ragmeter.runner import evaluate  # noqa: E402
 
@@ -84,6 +91,37 @@ TOPICS = [
     "nuclear fission",
     "logic",
 ]
+#: Five criteria of the kinds users write: yes/no questions and rubrics.
+CRITERIA = (
+    Criterion(name="names_a_year", question="Does the answer give the year the person worked?"),
+    Criterion(name="stays_on_topic", question="Does the answer only talk about the person asked?"),
+    Criterion(
+        name="gives_advice",
+        question="Does the answer give personal advice?",
+        higher_is_better=False,
+    ),
+    Criterion(
+        name="completeness",
+        question="How fully does the answer answer both parts of the question?",
+        fields=("question", "answer"),
+        levels={
+            "none": "Answers neither part.",
+            "partial": "Answers one part of the question.",
+            "full": "Answers both parts.",
+        },
+    ),
+    Criterion(
+        name="grounding",
+        question="How much of the answer do the contexts support?",
+        fields=("answer", "contexts"),
+        levels={
+            "little": "Most statements are not in the contexts.",
+            "most": "Most statements are in the contexts.",
+            "all": "Every statement is in the contexts.",
+        },
+    ),
+)
+
 FILLER = (
     "Historians still discuss the period in detail and many letters from that time have "
     "been preserved in archives that are open to researchers from around the world."
@@ -173,21 +211,30 @@ def efficiency(stats: dict[str, Any], limit: int) -> float:
     return stats["busy_seconds"] / (limit * span) if span > 0 else 0.0
 
 
-def ragmeter_run(server: Server, rows: list[dict], cache: Path, limit: int) -> dict[str, Any]:
+def ragmeter_run(
+    server: Server,
+    rows: list[dict],
+    cache: Path,
+    limit: int,
+    *,
+    metrics: list[str] = METRICS,
+    criteria: tuple[Criterion, ...] = (),
+) -> dict[str, Any]:
     settings = Settings(
         judge="openai:test-model",
         base_url=server.base_url,
         embedder="openai:test-embed",
         cache_path=str(cache),
         max_concurrency=limit,
+        criteria=criteria,
     )
     server.reset()
     started = time.perf_counter()
-    result = evaluate(rows, metrics=METRICS, settings=settings, progress=False)
+    result = evaluate(rows, metrics=metrics, settings=settings, progress=False)
     wall = time.perf_counter() - started
     stats = server.stats()
-    means = {name: result.summary[name].mean for name in METRICS}
-    failed = {name: result.summary[name].failed for name in METRICS}
+    means = {name: result.summary[name].mean for name in result.summary}
+    failed = {name: result.summary[name].failed for name in result.summary}
     return {"stats": stats, "wall": wall, "means": means, "failed": failed}
 
 
@@ -268,6 +315,21 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             first = ragmeter_run(server, rows, Path(tmp) / "cache.sqlite3", limit)
             rerun = ragmeter_run(server, rows, Path(tmp) / "cache.sqlite3", limit)
+            with_criteria = ragmeter_run(
+                server, rows, Path(tmp) / "criteria.sqlite3", limit, criteria=CRITERIA
+            )
+            names = [c.name for c in CRITERIA]
+            one_only = ragmeter_run(
+                server,
+                rows,
+                Path(tmp) / "one.sqlite3",
+                limit,
+                metrics=names[:1],
+                criteria=CRITERIA[:1],
+            )
+            five_only = ragmeter_run(
+                server, rows, Path(tmp) / "five.sqlite3", limit, metrics=names, criteria=CRITERIA
+            )
             longer = None
             if args.concurrency_samples > args.samples:
                 long_rows = make_samples(args.concurrency_samples, seed=11)
@@ -331,6 +393,32 @@ def main() -> int:
         print(f"ratio_prompt_tokens={tokens / p_tokens:.3f}")
         print(f"ratio_concurrency_efficiency_same_samples={eff_main / p_eff:.3f}")
         print(f"ratio_wall_time={first['wall'] / peer['wall']:.3f}")
+    c = with_criteria["stats"]
+    failed_criteria = {k: v for k, v in with_criteria["failed"].items() if v}
+    print(
+        f"# with {len(CRITERIA)} criteria too: {c['chat_calls']} chat calls "
+        f"({c['analyze_calls']} analyze, {c['verify_calls']} verify, {c['criteria_calls']} "
+        f"criteria), failed rows: {failed_criteria or 'none'}"
+    )
+    one_tokens = one_only["stats"]["prompt_tokens"] / n
+    five_tokens = five_only["stats"]["prompt_tokens"] / n
+    per_criterion = (five_tokens - one_tokens) / (len(CRITERIA) - 1)
+    print(
+        f"# criteria call alone: {one_tokens:.1f} prompt tokens a sample with 1 criterion, "
+        f"{five_tokens:.1f} with {len(CRITERIA)} (server's count: words and punctuation)"
+    )
+    from ragmeter.judges.llm.criteria import _criterion_item
+    from ragmeter.testing.simulated import count_tokens
+
+    sizes = {cr.name: count_tokens(json.dumps(_criterion_item(cr))) for cr in CRITERIA}
+    print(
+        "# tokens of each criterion's own entry (question, fields, answers): "
+        + ", ".join(f"{k}={v}" for k, v in sizes.items())
+        + "; the rest of the difference is the texts criteria 4 and 5 add (question, contexts)"
+    )
+    print(f"criteria_calls_per_sample={c['chat_calls'] / n:.2f}")
+    print(f"criteria_prompt_tokens_fixed={one_tokens - per_criterion:.1f}")
+    print(f"criteria_prompt_tokens_per_criterion={per_criterion:.1f}")
     print(f"calls_per_sample={calls:.2f}")
     print(f"prompt_tokens_per_sample={tokens:.1f}")
     print(f"concurrency_efficiency={eff:.3f}")

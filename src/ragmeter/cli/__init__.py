@@ -29,6 +29,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from ragmeter.cli import verifier as nli
+from ragmeter.cli.dry_run import CriteriaOption, DryRunOption, JsonOption, print_dry_run
 from ragmeter.cli.interrupt import exit_code, interrupted_message, signals_as_interrupt
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.settings import DEFAULT_DEADLINE
@@ -156,8 +157,12 @@ def load_plugins(modules: list[str] | None) -> None:
         load_plugin(module)
 
 
-def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
-    """Parse ``metric=value`` pairs given to a gate option."""
+def parse_thresholds(
+    specs: list[str], option: str, *, criteria: Collection[Any] = ()
+) -> dict[str, float]:
+    """Parse ``metric=value`` pairs given to a gate option (``criteria``: the run's own
+    metrics, scored in [0, 1])."""
+    from ragmeter.metrics.criteria import specs_for
     from ragmeter.metrics.registry import get_spec
 
     out: dict[str, float] = {}
@@ -168,7 +173,8 @@ def parse_thresholds(specs: list[str], option: str) -> dict[str, float]:
             raise ConfigError(
                 f"Bad {option} {spec!r}: expected METRIC=VALUE, e.g. faithfulness=0.8."
             )
-        metric = get_spec(name)
+        own = {spec.name: spec for spec in specs_for(criteria)}
+        metric = own[name] if name in own else get_spec(name)
         try:
             value = float(raw)
         except ValueError:
@@ -231,6 +237,7 @@ def evaluate(
         ),
     ] = None,
     plugin: PluginOption = None,
+    criteria: CriteriaOption = None,
     column: Annotated[
         list[str] | None,
         typer.Option(
@@ -430,8 +437,11 @@ def evaluate(
             "calibrated 95% interval's bound; needs --labels).",
         ),
     ] = "mean",
+    dry_run: DryRunOption = False,
+    json_output: JsonOption = False,
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
+    from ragmeter.config.criteria import load_criteria
     from ragmeter.io.paths import check_outputs, is_stdout
     from ragmeter.result import sidecar_path
     from ragmeter.runner import evaluate as run_evaluate
@@ -462,7 +472,8 @@ def evaluate(
                 raise ConfigError("--group-by groups the report: add --report FILE.")
             _check_group_by(data, columns, group_by)
         load_plugins(plugin)
-        gates = parse_thresholds(fail_under or [], "--fail-under")
+        own = load_criteria(criteria) if criteria is not None else ()
+        gates = parse_thresholds(fail_under or [], "--fail-under", criteria=own)
         from ragmeter.cli import calibrate as cal
 
         cal.check_gate_option(gate, labels)
@@ -494,7 +505,16 @@ def evaluate(
                 batch_size=batch_size,
                 workers=workers if engine == "local" else None,
                 deadline=deadline or None,
+                criteria=own,
             )
+        if json_output and not dry_run:
+            raise ConfigError("--json prints the plan of --dry-run: add --dry-run.")
+        if dry_run:
+            from ragmeter.runner.dry_run import plan_run
+
+            planned = plan_run(data, metrics, column_map=columns, settings=settings)
+            print_dry_run(planned, as_json=json_output, console=out_console)
+            return
         if engine == "ray":
             from contextlib import nullcontext
 

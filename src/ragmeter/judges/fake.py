@@ -16,7 +16,9 @@ Give it replies and it answers with them, recording every request::
 
 Each script is one of: a fixed reply, a callable ``request -> reply`` (sync or async), a list of
 replies used in order (an exhausted list raises), or an exception instance to raise. Without a
-script, ``analyze`` and ``verify`` raise an error saying what to script.
+script, ``analyze`` and ``verify`` raise an error saying what to script. A ``criteria`` script
+(the user's criteria, :mod:`ragmeter.config.criteria`) makes the judge answer them; without
+one it judges no criteria, as the offline judge (``answering`` makes one from a rule).
 
 ``judged_by(rule)`` makes a verify script that gives evidence with every verdict, as the
 offline judge does (``meta["support"]`` and ``meta["evidence"]``): ``rule(claim, premise)``
@@ -30,9 +32,41 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ragmeter.config.criteria import (
+    CriteriaRequest,
+    CriteriaVerdicts,
+    Criterion,
+    CriterionVerdict,
+)
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 
-__all__ = ["FakeJudge", "all_entailed", "judged_by", "none_entailed", "verbatim"]
+__all__ = ["FakeJudge", "all_entailed", "answering", "judged_by", "none_entailed", "verbatim"]
+
+
+def answering(
+    rule: Callable[[Criterion, CriteriaRequest], str],
+) -> Callable[[CriteriaRequest], CriteriaVerdicts]:
+    """A ``criteria`` script: ``rule(criterion, request)`` gives each criterion's answer
+    ("yes"/"no" or a level's name); the reason says it was scripted, the quote is empty.
+
+    >>> script = answering(lambda c, r: "yes")
+    >>> request = CriteriaRequest((Criterion(name="q", question="Q?"),), {"answer": "A."})
+    >>> [(v.name, v.answer, v.score) for v in script(request).verdicts]
+    [('q', 'yes', 1.0)]
+    """
+
+    def script(request: CriteriaRequest) -> CriteriaVerdicts:
+        verdicts = []
+        for c in request.criteria:
+            answer = rule(c, request)
+            if answer not in c.answers:
+                raise ValueError(
+                    f"answering: {c.name} may answer {list(c.answers)}. Got {answer!r}."
+                )
+            verdicts.append(CriterionVerdict(c.name, answer, c.score_of(answer), "scripted", ""))
+        return CriteriaVerdicts(verdicts=tuple(verdicts), meta={"method": "fake"})
+
+    return script
 
 
 def all_entailed(blocks: Sequence[ClaimBlock]) -> Verification:
@@ -132,13 +166,17 @@ class FakeJudge:
         exhausted list raises), or an exception instance to raise (a failing judge).
         ``all_entailed`` and ``none_entailed`` are ready-made ``verify`` scripts. A step
         without a script raises an error saying what to script.
+    criteria : script, optional
+        How it answers the user's criteria: a ``CriteriaVerdicts`` (or a callable of the
+        ``CriteriaRequest``; ``answering(rule)`` makes one). Without it the judge judges no
+        criteria: the run skips them, as with the offline judge.
     name : str
         The judge's name in the run record.
 
     Attributes
     ----------
-    analyze_requests, verify_requests : list
-        Every request received, in order; ``calls`` counts both (so does the run's usage).
+    analyze_requests, verify_requests, criteria_requests : list
+        Every request received, in order; ``calls`` counts them all (so does the run's usage).
     """
 
     def __init__(
@@ -146,17 +184,25 @@ class FakeJudge:
         *,
         analyze: Any = None,
         verify: Any = None,
+        criteria: Any = None,
         name: str = "fake",
     ) -> None:
         self.name = name
         self._analyze = list(analyze) if isinstance(analyze, list) else analyze
         self._verify = list(verify) if isinstance(verify, list) else verify
+        self._criteria = list(criteria) if isinstance(criteria, list) else criteria
         self.analyze_requests: list[AnalyzeRequest] = []
         self.verify_requests: list[tuple[ClaimBlock, ...]] = []
+        self.criteria_requests: list[CriteriaRequest] = []
 
     @property
     def calls(self) -> int:
-        return len(self.analyze_requests) + len(self.verify_requests)
+        return len(self.analyze_requests) + len(self.verify_requests) + len(self.criteria_requests)
+
+    @property
+    def judges_criteria(self) -> bool:
+        """Whether it answers the user's criteria: it has a ``criteria`` script."""
+        return self._criteria is not None
 
     async def _answer(self, script: Any, request: Any, what: str) -> Any:
         if script is None:
@@ -192,6 +238,15 @@ class FakeJudge:
         if not isinstance(reply, Verification):
             raise TypeError(
                 f"FakeJudge verify script returned {type(reply).__name__}, not Verification."
+            )
+        return reply
+
+    async def judge_criteria(self, request: CriteriaRequest) -> CriteriaVerdicts:
+        self.criteria_requests.append(request)
+        reply = await self._answer(self._criteria, request, "criteria")
+        if not isinstance(reply, CriteriaVerdicts):
+            raise TypeError(
+                f"FakeJudge criteria script returned {type(reply).__name__}, not CriteriaVerdicts."
             )
         return reply
 

@@ -20,14 +20,15 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Sequence
 from typing import Any, Literal, TypeVar
 
+from ragmeter.config.criteria import CriteriaRequest, CriteriaVerdicts
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge, Verification, Want
 from ragmeter.judges.repeat import current_repeat
 from ragmeter.types import Usage
 
 T = TypeVar("T")
-Step = Literal["analyze", "verify"]
+Step = Literal["analyze", "verify", "criteria"]
 
-__all__ = ["SharedJudge", "feasible_wants"]
+__all__ = ["SharedJudge", "feasible_wants", "judges_criteria"]
 
 
 def feasible_wants(request: AnalyzeRequest) -> frozenset[Want]:
@@ -125,9 +126,19 @@ class SharedJudge:
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
         return await self._counted("verify", self.inner.verify(blocks))
 
+    @property
+    def judges_criteria(self) -> bool:
+        """Whether the wrapped judge answers the user's criteria (``judge_criteria``)."""
+        return judges_criteria(self.inner)
+
+    async def judge_criteria(self, request: CriteriaRequest) -> CriteriaVerdicts:
+        return await self._counted("criteria", self.inner.judge_criteria(request))  # type: ignore[attr-defined]
+
     async def _counted(self, step: Step, call: Awaitable[T]) -> T:
         """Await one call of the wrapped judge, counted in ``usage`` when ``step`` is."""
-        if self.usage is None or step not in self.count:
+        # The criteria go to the judge that analyzes: counted when its analyses are.
+        counted = step in self.count or (step == "criteria" and "analyze" in self.count)
+        if self.usage is None or not counted:
             return await call
         self.usage.calls += 1
         try:
@@ -157,6 +168,15 @@ class SharedJudge:
         close = getattr(self.inner, "aclose", None)
         if close is not None:
             await close()
+
+
+def judges_criteria(judge: Any) -> bool:
+    """Whether ``judge`` answers the user's criteria: it says so (``judges_criteria``), or
+    it has a ``judge_criteria`` method."""
+    said = getattr(judge, "judges_criteria", None)
+    if isinstance(said, bool):
+        return said
+    return callable(getattr(judge, "judge_criteria", None))
 
 
 def _retrieve_exception(task: asyncio.Future[Any]) -> None:

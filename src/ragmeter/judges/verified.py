@@ -13,6 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+from ragmeter.config.criteria import CriteriaRequest, CriteriaVerdicts
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Judge, Verification, Verifier
 
 __all__ = ["VerifiedJudge"]
@@ -32,6 +33,14 @@ class VerifiedJudge:
 
     async def verify(self, blocks: Sequence[ClaimBlock]) -> Verification:
         return await self.verifier.verify(blocks)
+
+    @property
+    def judges_criteria(self) -> bool:
+        """Whether the claims' judge answers the user's criteria (they go to it)."""
+        return callable(getattr(self.judge, "judge_criteria", None))
+
+    async def judge_criteria(self, request: CriteriaRequest) -> CriteriaVerdicts:
+        return await self.judge.judge_criteria(request)  # type: ignore[attr-defined]
 
     def describe(self) -> dict[str, Any]:
         return {

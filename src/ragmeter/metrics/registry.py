@@ -36,6 +36,8 @@ FAMILY_MODULES: dict[str, str] = {
     "context_relevance": "ragmeter.metrics.context_relevance",
     "answer_reward": "ragmeter.metrics.answer_reward",
     "answerability": "ragmeter.metrics.answerability",
+    # The user's criteria: no metric in advance; the plan adds those of Settings.criteria.
+    "criteria": "ragmeter.metrics.criteria",
     PYTHON_FAMILY: "ragmeter.metrics.custom.family",
 }
 

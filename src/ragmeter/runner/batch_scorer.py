@@ -199,8 +199,9 @@ class BatchScorer:
         self, names: tuple[str, ...], outcomes: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, Outcome]]:
         """Guard the contract: an outcome per name, scores inside the metric's range."""
-        registered = registry.all_specs()
-        specs = [registered[name] for name in names]
+        # The plan's specs: a criterion's metric is the run's, not in the registry.
+        planned = {spec.name: spec for spec in self.plan.specs}
+        specs = [planned.get(name) or registry.get_spec(name) for name in names]
         checked: list[dict[str, Outcome]] = []
         for outcome in outcomes:
             out: dict[str, Outcome] = {}

@@ -104,7 +104,7 @@ async def aevaluate(
     )
     cmap = ColumnMap.from_any(column_map)
     source = open_rows(data)
-    plan = Plan.make(metrics, cmap, source)
+    plan = Plan.make(metrics, cmap, source, criteria=settings.criteria)
     ctx = RunContext(settings)
     # The models loaded in this run get one thread per worker (put back when it ends).
     threads_before = use_threads(settings.workers)
@@ -567,6 +567,10 @@ def public_settings(settings: Settings) -> dict[str, Any]:
             value = getattr(value, "name", type(value).__name__)
         if key == "base_url" and isinstance(value, str):
             value = redact_url(value)
+        if key == "criteria":  # recorded when given (a record without it had none)
+            if not value:
+                continue
+            value = tuple(criterion.as_dict() for criterion in value)
         out[key] = list(value) if isinstance(value, tuple) else value
     return out
 

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ragmeter.config.criteria import Criterion
 from ragmeter.errors import (
     ConfigError,
     DataError,
@@ -39,10 +40,17 @@ class Plan:
 
     @classmethod
     def make(
-        cls, metrics: Sequence[MetricRef] | str | None, cmap: ColumnMap, source: RowSource
+        cls,
+        metrics: Sequence[MetricRef] | str | None,
+        cmap: ColumnMap,
+        source: RowSource,
+        *,
+        criteria: Sequence[Criterion] = (),
     ) -> Plan:
         """Metrics by name or as Python metrics (``@ragmeter.metric`` functions); ``None``:
-        every registered metric whose fields the data has."""
+        every registered metric whose fields the data has. The user's ``criteria`` are
+        metrics of the family "criteria", always asked for (skipped in auto mode when their
+        fields are missing)."""
         if isinstance(metrics, str):
             metrics = [m.strip() for m in metrics.split(",") if m.strip()]
         if metrics is not None and not metrics:
@@ -51,8 +59,11 @@ class Plan:
                 "`ragmeter metrics` lists them) or leave it out to run every metric whose "
                 "fields are present."
             )
+        own = _criteria_specs(criteria)
         if metrics:
-            specs = registry.resolve(metrics)
+            named = [m for m in metrics if not (isinstance(m, str) and m.strip() in own)]
+            specs = registry.resolve(named) if named or not own else []
+            specs += [spec for spec in own.values() if spec.name not in {s.name for s in specs}]
             needed: dict[str, list[str]] = {}
             for spec in specs:
                 for fld in spec.requires:
@@ -63,7 +74,7 @@ class Plan:
         cmap.check_paths(row.data for row in source.peek(PATH_CHECK_ROWS))
         present = {f for f in _all_fields() if cmap.source_for(f, source.columns) is not None}
         specs, skipped = [], {}
-        for spec in registry.all_specs().values():
+        for spec in [*registry.all_specs().values(), *own.values()]:
             lacking = [f for f in spec.requires if f not in present]
             if lacking:
                 skipped[spec.name] = f"no column for {', '.join(lacking)}"
@@ -91,7 +102,7 @@ class Plan:
         ctx.requested = frozenset(spec.name for spec in self.specs)
         for family, specs in self.by_family().items():
             try:
-                self.families[family] = registry.family_module(family).build(ctx)
+                built = self.families[family] = registry.family_module(family).build(ctx)
             except (ModelUnavailableError, ImportError) as exc:
                 if not self.auto:
                     if isinstance(exc, ImportError):
@@ -104,11 +115,35 @@ class Plan:
                 for spec in specs:
                     self.skipped[spec.name] = str(exc)
                 log.info("Skipping %s: %s", ", ".join(s.name for s in specs), exc)
-        self.specs = [s for s in self.specs if s.family in self.families]
+                continue
+            # A family may decline some of its metrics with this run's resources (criteria
+            # with a judge that cannot judge them): skipped with its reason.
+            for name, reason in getattr(built, "skipped", {}).items():
+                self.skipped[name] = reason
+                log.info("Skipping %s: %s", name, reason)
+        self.specs = [
+            s for s in self.specs if s.family in self.families and s.name not in self.skipped
+        ]
         if not self.specs:
             raise ModelUnavailableError(
                 "No metric can run: " + "; ".join(f"{k}: {v}" for k, v in self.skipped.items())
             )
+
+
+def _criteria_specs(criteria: Sequence[Criterion]) -> dict[str, MetricSpec]:
+    """The metric of each criterion, by name; a name of a registered metric is refused."""
+    if not criteria:
+        return {}
+    from ragmeter.metrics.criteria import specs_for
+
+    registered = registry.all_specs()
+    taken = [c.name for c in criteria if c.name in registered]
+    if taken:
+        raise ConfigError(
+            f"A criterion cannot be named {', '.join(map(repr, taken))}: ragmeter has a metric "
+            f"of that name. Rename the criterion, e.g. 'my_{taken[0]}'."
+        )
+    return {spec.name: spec for spec in specs_for(criteria)}
 
 
 def _all_fields() -> tuple[str, ...]:

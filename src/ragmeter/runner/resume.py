@@ -54,6 +54,8 @@ SCORING_SETTINGS: dict[str, Callable[[MetricSpec], bool]] = {
     "relevance_model": lambda spec: spec.family == "context_relevance",
     "relevance_dtype": lambda spec: spec.family == "context_relevance",
     "reward_model": lambda spec: spec.family == "answer_reward",
+    # The criteria's definitions: any change (one added, one reworded) is refused.
+    "criteria": lambda spec: True,
     # A row's score is the mean of this many repeats of the judge (--repeats).
     "repeats": lambda spec: spec.needs_judge,
 }

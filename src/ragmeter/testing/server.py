@@ -90,6 +90,7 @@ class _Stats:
     chat_calls: int = 0
     analyze_calls: int = 0
     verify_calls: int = 0
+    criteria_calls: int = 0
     peer_calls: int = 0
     other_calls: int = 0
     embedding_calls: int = 0
@@ -197,6 +198,8 @@ def _wrong_count(reply: dict[str, Any]) -> dict[str, Any]:
         reply["context_entities"] = reply["context_entities"] + [{"context": 99, "entities": []}]
     elif "questions" in reply:
         reply["questions"] = reply["questions"] + ["An extra question?"]
+    elif reply and all(isinstance(v, dict) and "answer" in v for v in reply.values()):
+        reply.pop(list(reply)[-1])  # a criteria reply missing its last criterion
     else:
         reply["answer_claims"] = None
     return reply

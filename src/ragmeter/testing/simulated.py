@@ -10,10 +10,14 @@ non-trivial scores:
 - a premise entails a claim when it holds at least 70 % of the claim's content words (words
   not in :data:`ragmeter.text.STOP_WORDS`) and every number in it;
 - embeddings are hashed bags of content words, L2-normalised (:func:`embed`,
-  :class:`HashingEmbedder` in process).
+  :class:`HashingEmbedder` in process);
+- a yes/no criterion is answered "yes" when every term its question puts in quotes occurs
+  in the texts it reads (with no quoted term: when most of the question's content words do),
+  its quote the first sentence holding the first term; a rubric gets the level whose
+  description shares most content words with the texts (the first on a tie), quote "".
 
-:func:`chat_reply` answers ragmeter's own prompts (analyze, verify) and Ragas-style prompts
-the same way (the benchmark's peer).
+:func:`chat_reply` answers ragmeter's own prompts (analyze, verify, criteria) and Ragas-style
+prompts the same way (the benchmark's peer).
 """
 
 from __future__ import annotations
@@ -151,6 +155,56 @@ def _verify_reply(data: dict[str, Any]) -> dict[str, Any]:
     return {"verdicts": verdicts}
 
 
+_QUOTED = re.compile(r"[\"'\u201c\u2018]([^\"'\u201d\u2019]+)[\"'\u201d\u2019]")
+
+
+def _criterion_reply(criterion: dict[str, Any], texts: dict[str, Any]) -> dict[str, str]:
+    read: list[str] = []
+    for name in criterion.get("reads", []):
+        value = texts.get(name)
+        read.extend(value if isinstance(value, list) else [value or ""])
+    joined = " ".join(read)
+    answers = criterion.get("answer_with")
+    if isinstance(answers, dict) and answers:
+        found = _content_words(joined)
+        levels = list(answers)
+        best = max(
+            levels, key=lambda n: (len(_content_words(str(answers[n])) & found), -levels.index(n))
+        )
+        return {
+            "reason": "the level whose description the texts match best",
+            "quote": "",
+            "answer": best,
+        }
+    question = str(criterion.get("question", ""))
+    terms = _QUOTED.findall(question)
+    lowered = joined.lower()
+    if terms:
+        met = all(t.lower() in lowered for t in terms)
+    else:
+        words = _content_words(question)
+        met = bool(words) and len(words & _content_words(joined)) / len(words) >= 0.5
+    quote = ""
+    if met and terms:
+        quote = next(
+            (s for text in read for s in _sentences(text) if terms[0].lower() in s.lower()), ""
+        )
+    return {
+        "reason": "the texts hold the terms the question names" if met else "they do not",
+        "quote": quote,
+        "answer": "yes" if met else "no",
+    }
+
+
+def _criteria_reply(data: dict[str, Any]) -> dict[str, Any]:
+    texts = data.get("texts") or {}
+    return {
+        str(c.get("name")): _criterion_reply(c, texts)
+        for c in data.get("criteria", [])
+        if isinstance(c, dict)
+    }
+
+
 _SCHEMA_MARK = "as specified in JSON Schema:"
 _INPUT_MARK = "Now perform the same with the following input"
 
@@ -205,6 +259,8 @@ def chat_reply(body: dict[str, Any]) -> tuple[str, str]:
     system = _system_text(messages)
     if data is not None and "premises" in data and "groups" in data:
         return "verify", json.dumps(_verify_reply(data))
+    if data is not None and "criteria" in data and "texts" in data:
+        return "criteria", json.dumps(_criteria_reply(data))
     if data is not None and ("answer" in data or "references" in data):
         return "analyze", json.dumps(_analyze_reply(data, system))
     text = "\n".join(str(m.get("content", "")) for m in messages)

@@ -1,7 +1,8 @@
 """A judge on any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp server).
 
-One request per task per sample: ``analyze`` (claims, entities, questions) and ``verify``
-(every claim of every block against its premises). Replies are asked for as strict JSON
+One request per task per sample: ``analyze`` (claims, entities, questions), ``verify``
+(every claim of every block against its premises) and ``judge_criteria`` (every criterion of
+the user's, :mod:`ragmeter.judges.llm.criteria`). Replies are asked for as strict JSON
 schema output. A server that refuses that format (a 400/422 about it, or a 500 naming
 ``response_format``, as llama-cpp-python's server answers) is asked again with the next one:
 JSON mode carrying the schema (``{"type": "json_object", "schema": ...}``, llama.cpp's
@@ -42,6 +43,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
+from ragmeter.config.criteria import CriteriaRequest, CriteriaVerdicts
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
 from ragmeter.io.http import (
     DEFAULT_MAX_NO_REPLY,
@@ -61,7 +63,14 @@ from ragmeter.io.redact import (
 )
 from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.llm import criteria as C
 from ragmeter.judges.llm import schemas as S
+from ragmeter.judges.llm.planning import (
+    CallPlanner,
+    simulated_analysis,
+    simulated_criteria,
+    simulated_verification,
+)
 from ragmeter.judges.repeat import current_repeat
 from ragmeter.prompts import Prompt, load_prompt
 from ragmeter.types import Usage
@@ -166,6 +175,9 @@ class OpenAIJudge:
         self._mode = _MODES[0]
         self._analyze_prompt: Prompt = load_prompt("analyze")
         self._verify_prompt: Prompt = load_prompt("verify")
+        self._criteria_prompt: Prompt = load_prompt("criteria")
+        #: Set for a dry run: requests are planned (cache read, tokens counted), never sent.
+        self.planner: CallPlanner | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._client: Any = None
@@ -414,8 +426,10 @@ class OpenAIJudge:
         schema_name: str,
         schema: dict[str, Any],
         parse: Callable[[str], T],
+        simulated: Callable[[], str],
     ) -> tuple[T, bool]:
-        """Cached, validated completion: (parsed value, served from cache)."""
+        """Cached, validated completion: (parsed value, served from cache). With a
+        :attr:`planner` (a dry run) nothing is sent: ``simulated()`` stands for the reply."""
         key = cache_key(
             model=self.model,
             judge_id=self.judge_id,
@@ -425,6 +439,15 @@ class OpenAIJudge:
             schema=schema,
             repeat=current_repeat(),
         )
+        if self.planner is not None:
+            return self.planner.complete(
+                prompt_id=prompt.id,
+                key=key,
+                messages=messages,
+                cache=self.cache,
+                parse=parse,
+                simulated=simulated(),
+            )
         if self.cache is not None:
             stored = self.cache.get(key)
             if stored is not None:
@@ -486,6 +509,7 @@ class OpenAIJudge:
             schema_name="ragmeter_analyze",
             schema=S.analyze_schema(request.wants),
             parse=lambda content: self._capped(S.parse_analyze(content, request)),
+            simulated=lambda: simulated_analysis(request),
         )
         return dataclasses.replace(parts, meta={**meta, "cached": cached})
 
@@ -502,8 +526,23 @@ class OpenAIJudge:
             schema_name="ragmeter_verify",
             schema=S.verify_schema(),
             parse=lambda content: S.parse_verify(content, plan, blocks),
+            simulated=lambda: simulated_verification(plan),
         )
         return Verification(matrices=matrices, meta={**meta, "cached": cached})
+
+    async def judge_criteria(self, request: CriteriaRequest) -> CriteriaVerdicts:
+        """Every criterion of one row in one request (:mod:`ragmeter.judges.llm.criteria`)."""
+        prompt = self._criteria_prompt
+        meta: dict[str, Any] = {"judge": self.name, "method": "llm", "prompt": prompt.ref()}
+        verdicts, cached = await self._complete(
+            prompt=prompt,
+            messages=C.criteria_messages(prompt, request),
+            schema_name="ragmeter_criteria",
+            schema=C.criteria_schema(request),
+            parse=lambda content: C.parse_criteria(content, request),
+            simulated=lambda: simulated_criteria(request),
+        )
+        return CriteriaVerdicts(verdicts=verdicts, meta={**meta, "cached": cached})
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -521,6 +560,7 @@ class OpenAIJudge:
             "prompts": {
                 "analyze": self._analyze_prompt.ref(),
                 "verify": self._verify_prompt.ref(),
+                "criteria": self._criteria_prompt.ref(),
             },
             "cache": self.cache.describe() if self.cache is not None else None,
         }
