@@ -138,3 +138,41 @@ def test_the_cli_prints_one_json_object(tmp_path: Path) -> None:
     assert text.exit_code == 0 and "6 to make, 0 cached" in text.stdout
     alone = CliRunner().invoke(app, [*args, "--json"])
     assert alone.exit_code != 0 and "--dry-run" in alone.output
+
+
+class _Encoding:
+    name = "fake_bpe"
+
+    def encode(self, text: str, disallowed_special: Any = ()) -> list[int]:
+        return list(range(len(text)))  # one token a character: unlike the estimate
+
+
+def test_tokens_are_the_judges_tokenizers_when_it_loads_without_the_network(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    fake = types.ModuleType("tiktoken")
+    fake.encoding_for_model = lambda model: _Encoding()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tiktoken", fake)
+    data = rows(2)
+    plan = plan_run(data, ["faithfulness"], settings=settings_for(None, tmp_path))
+    assert plan.tokenizer == "tiktoken:fake_bpe" and not plan.estimated_tokens
+    estimated = plan_run(data, ["faithfulness"], settings=Settings(judge="offline"))
+    assert estimated.tokenizer == ESTIMATE
+
+    def fetches(model: str) -> Any:  # as tiktoken does for an encoding not on disk
+        socket.create_connection(("example.org", 443))
+
+    reached: list[Any] = []
+
+    def connect(*args: Any, **kwargs: Any) -> Any:
+        reached.append(args)
+        raise OSError("no network in tests")
+
+    monkeypatch.setattr(socket, "create_connection", connect)
+    fake.encoding_for_model = fetches  # type: ignore[attr-defined]
+    plan = plan_run(data, ["faithfulness"], settings=settings_for(None, tmp_path))
+    assert plan.tokenizer == ESTIMATE and plan.estimated_tokens
+    assert reached == []  # the tokenizer's fetch met the shut network, not the socket
