@@ -21,8 +21,9 @@ CriteriaOption = Annotated[
     typer.Option(
         "--criteria",
         metavar="FILE",
-        help="Your own criteria (TOML: [[criteria]] name, question, fields, levels), each a "
-        "metric the LLM judge scores, all of a row's in one call (docs/criteria.md).",
+        help="Your own criteria: a TOML file with one 'criteria' table per criterion (name, "
+        "question, fields, levels), each a metric the LLM judge scores, all of a row's in one "
+        "call (docs/criteria.md).",
     ),
 ]
 DryRunOption = Annotated[
@@ -48,7 +49,8 @@ def print_dry_run(plan: DryRun, *, as_json: bool, console: Console) -> None:
         typer.echo(json.dumps(plan.as_json()))
         return
     out = console.print
-    out(f"Dry run: {plan.rows} rows; nothing was sent.", markup=False)
+    rows = f"{plan.rows} row" + ("" if plan.rows == 1 else "s")
+    out(f"Dry run: {rows}; nothing was sent.", markup=False)
     for name, what in plan.metrics.items():
         out(f"  {name}: {'runs' if what == 'run' else 'skipped, ' + what}", markup=False)
     calls, tokens = plan.judge_calls, plan.prompt_tokens
