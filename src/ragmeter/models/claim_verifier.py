@@ -193,6 +193,9 @@ def _load(folder: Path, threads: int) -> tuple[object, object, _RowBatcher]:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    # Threads that wait spin by default: on a few cores they take the CPU from the judge's
+    # Python work between model calls (bench/offline_speed.py measures --workers 1 vs 2).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
     tokenizer = Tokenizer.from_file(str(tokenizer_file))
     tokenizer.no_padding()
