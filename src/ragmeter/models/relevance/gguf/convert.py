@@ -18,8 +18,10 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from ragmeter.errors import ModelUnavailableError
+from ragmeter.io.activity import notice
 from ragmeter.models._runtime import cache_dir, staging_beside
 from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION
 
@@ -33,6 +35,19 @@ def conversion_folder(name: str, sha256: str, *, int8: bool = False) -> Path:
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
     kind = "-int8" if int8 else ""
     return cache_dir() / "onnx" / f"{safe}-{sha256[:16]}-v{CONVERTER_VERSION}{kind}"
+
+
+def conversion_notice(name: str, model: Any, target: Path, *, int8: bool = False) -> str:
+    """What the run tells the reader while ``name`` converts: once, and how large it gets
+    (float32 weights; with ``int8`` the layers' matrices take a byte an element)."""
+    weights = sum(
+        int(t.n_elements) * (1 if int8 and key.startswith("blk.") and len(t.shape) == 2 else 4)
+        for key, t in model._tensors.items()
+    )
+    return (
+        f"Converting {name} to ONNX, once (about {weights / 1e9:.1f} GB in {target.parent}; "
+        "later runs reuse it): context_relevance starts when it is done."
+    )
 
 
 def converted(folder: Path) -> bool:
@@ -76,6 +91,7 @@ def convert_gguf(
         started = time.perf_counter()
         with open_gguf(staging) as path:
             model = read_gguf(path)
+            notice(conversion_notice(name, model, target, int8=int8))
             build_tokenizer(model.tokenizer).save(staging)
             write_model(model, staging / "model.onnx", int8=int8)
         about = {
