@@ -57,10 +57,10 @@ def fake_family(monkeypatch):
     module.build = lambda ctx: family
     monkeypatch.setitem(sys.modules, "ragmeter_test_family", module)
     monkeypatch.setattr(registry, "FAMILY_MODULES", {"testfam": "ragmeter_test_family"})
-    registry.all_specs.cache_clear()
+    registry.builtin_specs.cache_clear()
     registry.family_module.cache_clear()
     yield family
-    registry.all_specs.cache_clear()
+    registry.builtin_specs.cache_clear()
     registry.family_module.cache_clear()
 
 

@@ -59,10 +59,10 @@ def answer_family(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ragmeter_test_rows_family", module)
     modules = {**registry.FAMILY_MODULES, "answerfam": "ragmeter_test_rows_family"}
     monkeypatch.setattr(registry, "FAMILY_MODULES", modules)
-    registry.all_specs.cache_clear()
+    registry.builtin_specs.cache_clear()
     registry.family_module.cache_clear()
     yield
-    registry.all_specs.cache_clear()
+    registry.builtin_specs.cache_clear()
     registry.family_module.cache_clear()
 
 
