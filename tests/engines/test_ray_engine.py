@@ -191,7 +191,7 @@ def test_cli_engine_ray_writes_the_local_engines_rows(local_ray, tmp_path):
 
 def test_cli_rejects_ray_options_without_the_ray_engine(tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
-    res = CliRunner().invoke(app, ["evaluate", str(data), "-m", "mrr", "--workers", "2"])
+    res = CliRunner().invoke(app, ["evaluate", str(data), "-m", "mrr", "--ray-address", "auto"])
     assert res.exit_code == 2
     assert "--engine ray" in res.output
     res = CliRunner().invoke(app, ["evaluate", str(data), "-m", "mrr", "--engine", "spark"])
