@@ -7,17 +7,23 @@ One label per line (JSONL) or per CSV row; two kinds, told apart by their keys::
      "against": "contexts", "labeller": "ana", "time": "2026-11-27T02:00:00Z"}
 
 ``id`` is the row's id in the results (the input's ``question_id``), or its ``index`` (an
-integer, 0 first) for rows without one. ``claim`` counts the row's claims from 0 as the results'
-details list them: the answer's claims (``"source": "answer"``, the default) or the reference
-claims of every reference in turn (``"source": "reference"``). ``label`` is ``supported``,
-``not_supported`` or ``unsure`` (``unsure`` is read and left out of estimates). ``against``
-says what the person checked the claim against: for answer claims ``contexts`` (the default:
-the retrieved passages) or ``reference``; for reference claims ``answer`` (the default) or
-``contexts``. ``labeller`` and ``time`` are optional.
+integer, 0 first) for rows without one. The metadata line's ``key`` says which of the two every
+``id`` of the file names: ``"id"`` or ``"index"`` (``ragmeter label`` writes it: ``index``
+when the run's rows do not all have their own id). Without it an ``id`` is looked up among the
+rows' ids first, then among their indexes, so a label ``"3"`` names the row whose id is
+``"3"`` even where another row's index is 3.
+
+``claim`` counts the row's claims from 0 as the results' details list them: the answer's
+claims (``"source": "answer"``, the default) or the reference claims of every reference in turn
+(``"source": "reference"``). ``label`` is ``supported``, ``not_supported`` or ``unsure``
+(``unsure`` is read and left out of estimates). ``against`` says what the person checked the
+claim against: for answer claims ``contexts`` (the default: the retrieved passages) or
+``reference``; for reference claims ``answer`` (the default) or ``contexts``. ``labeller`` and
+``time`` are optional.
 
 How the rows were chosen is said by a ``selection`` field: on a first metadata line with no
-``id`` (``{"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000}``, the form
-``ragmeter label`` writes) or on each label line (a CSV column). ``uniform`` (a uniform
+``id`` (``{"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000, "key": "id"}``,
+the form ``ragmeter label`` writes) or on each label line (a CSV column). ``uniform`` (a uniform
 random sample of rows) is the one selection calibrated estimates accept; ``stratified`` or any
 other is read (agreement can be looked at) but refused for estimates. A file that does not
 say is taken as uniform, and the calibration says it assumed so.
@@ -38,6 +44,7 @@ from ragmeter.errors import DataError
 __all__ = [
     "CLAIM_LABELS",
     "RANDOM_SELECTIONS",
+    "ROW_KEYS",
     "ClaimLabel",
     "LabelSet",
     "RowLabel",
@@ -46,6 +53,8 @@ __all__ = [
 
 #: The verdicts a person can give a claim.
 CLAIM_LABELS: tuple[str, ...] = ("supported", "not_supported", "unsure")
+#: What a labels file's ``id`` may name (its metadata line's ``key``).
+ROW_KEYS: tuple[str, ...] = ("id", "index")
 #: Selections whose labels are a random sample of the rows, so estimates may use them.
 RANDOM_SELECTIONS: frozenset[str] = frozenset({"uniform"})
 _AGAINST = {"answer": ("contexts", "reference"), "reference": ("answer", "contexts")}
@@ -95,6 +104,9 @@ class LabelSet:
     selection: str | None = None
     #: The metadata line's other fields (sample size, seed, ...).
     meta: dict[str, Any] = field(default_factory=dict)
+    #: What the labels' ``id`` names: ``"id"`` (the rows' ids), ``"index"`` (their indexes),
+    #: or ``None`` when the file does not say (an id first, else an index).
+    key: str | None = None
 
     @property
     def random(self) -> bool:
@@ -221,10 +233,17 @@ def read_labels(path: str | os.PathLike[str]) -> LabelSet:
         raise DataError(f"{p}: the labels say different selections: {said}; keep one per file.")
     if not rows and not claims:
         raise DataError(f"{p}: no labels found; each line needs 'id' and a metric or a claim.")
+    key = meta.pop("key", None)
+    if key not in (None, *ROW_KEYS):
+        raise DataError(
+            f"{p}: the metadata line's 'key' says what the labels' ids name: 'id' (the rows' "
+            f"ids) or 'index' (their indexes). Got {key!r}."
+        )
     return LabelSet(
         path=str(p),
         rows=tuple(rows),
         claims=tuple(claims),
         selection=next(iter(selections), None),
         meta=meta,
+        key=key,
     )

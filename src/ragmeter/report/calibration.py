@@ -20,7 +20,6 @@ then runs over rows.
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -32,11 +31,10 @@ import numpy as np
 
 from ragmeter.errors import DataError
 from ragmeter.io.labels import ClaimLabel, LabelSet, RowLabel
-from ragmeter.io.results import check_record
+from ragmeter.io.score_lines import read_score_lines
 from ragmeter.report.load import Column, MetricInfo, Run, infer_higher_is_better, read_details
 from ragmeter.result import read_sidecar, results_expect
 from ragmeter.scoring import ppi
-from ragmeter.types import RETRIED_CAUSES
 
 __all__ = [
     "CLAIM_METRICS",
@@ -223,31 +221,38 @@ class ScoreTable:
         out = Column()
         for pos, scores in enumerate(self.scores):
             value = scores.get(metric)
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if value is not None and type(value) is not bool and isinstance(value, int | float):
                 out.positions.append(pos)
                 out.values.append(float(value))
         return out
 
 
-def _row_lookup(run: ScoreTable) -> Callable[[str, str], int]:
-    """A function from a label's id (and line) to the row's position in the run."""
-    by_id: dict[str, int] = {}
-    by_index: dict[str, int] = {}
-    for pos, (index, row_id) in enumerate(zip(run.indexes, run.ids, strict=True)):
-        if row_id is not None:
-            by_id.setdefault(row_id, pos)
-        by_index[str(index)] = pos
+def _row_lookup(run: ScoreTable, key: str | None = None) -> Callable[[str, str], int]:
+    """A function from a label's id (and line) to the row's position in the run: by the rows'
+    ids for ``key="id"``, by their indexes for ``key="index"``, else by id first and by index
+    for an id no row has."""
+    n = len(run.indexes)
+    by_id: dict[str | None, int] = {}
+    if key != "index":
+        # The first row with an id wins: filled from the last row back.
+        by_id = dict(zip(reversed(run.ids), range(n - 1, -1, -1), strict=True))
+        by_id.pop(None, None)
+    by_index = dict(zip(map(str, run.indexes), range(n), strict=True)) if key != "id" else {}
 
     def find(row_id: str, where: str) -> int:
         pos = by_id.get(row_id)
         if pos is None:
             pos = by_index.get(row_id)
         if pos is None:
-            close = difflib.get_close_matches(row_id, list(by_id)[:100_000], n=3)
+            shown = by_index if key == "index" else by_id
+            close = difflib.get_close_matches(row_id, list(shown)[:100_000], n=3)
             hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
+            said = {
+                "id": " The labels file says its ids are the rows' ids ('key': 'id').",
+                "index": " The labels file says its ids are the rows' indexes ('key': 'index').",
+            }.get(key or "", " Give the row's id as the results have it (its id, or its index).")
             raise DataError(
-                f"{where}: row {row_id!r} is not in the results ({len(run.ids)} rows).{hint} "
-                "Give the row's id as the results have it (its 'id', or its 'index')."
+                f"{where}: row {row_id!r} is not in the results ({n} rows).{hint}{said}"
             )
         return pos
 
@@ -551,58 +556,40 @@ def _details_of(run: ScoreTable, positions: set[int]) -> dict[int, Mapping[str, 
 
 def read_run_for_labels(path: str | os.PathLike[str], labels: LabelSet) -> ScoreTable:
     """A results file read in one pass for calibration: every row's index, id and scores, and
-    the claim details of the rows that claim labels name (by id or index) only.
+    the claim details of the rows that claim labels name (by id or index, as the labels'
+    ``key`` says) only.
 
-    Each line is checked as :func:`ragmeter.report.load.load_run` checks it (scores in their
-    metrics' ranges, indexes in the input's); a row written again by ``--resume`` counts in
-    its last version, any other repeated index is an error; a cut-off last line is not a row.
+    Lines are read by :func:`ragmeter.io.score_lines.read_score_lines`: the start of each
+    line (index, id, scores) is checked as :func:`ragmeter.report.load.load_run` checks it
+    (scores in their metrics' ranges, indexes in the input's); a row written again by
+    ``--resume`` counts in its last version, any other repeated index is an error; a cut-off
+    last line is not a row. Only the lines of labelled rows are parsed whole.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"Results file {str(path)!r} not found (or not a file).")
     info = read_sidecar(path) or {}
-    expect = results_expect(info)
     wanted = {label.id for label in labels.claims}
-    rows: dict[int, tuple[str | None, Mapping[str, Any], Mapping[str, Any] | None]] = {}
-    replaceable: dict[int, tuple[bool, Any, int]] = {}
-    with path.open("rb") as f:
-        for lineno, raw in enumerate(f, start=1):
-            try:
-                obj = json.loads(raw.decode("utf-8"))
-            except ValueError as exc:  # also bad UTF-8
-                if not raw.strip():
-                    continue
-                if not raw.endswith(b"\n"):
-                    break  # a last line cut off by a killed run
-                raise DataError(f"{path}, line {lineno}: not valid JSON ({exc}).") from None
-            check_record(obj, f"{path}, line {lineno}", expect)
-            index, scores = obj["index"], obj.get("scores") or {}
-            earlier = replaceable.get(index)
-            if earlier is not None and not earlier[0] and scores.keys() <= earlier[1]:
-                raise DataError(
-                    f"{path}, line {lineno}, field 'index': row {index} is already on line "
-                    f"{earlier[2]}. A row is written again only by --resume."
-                )
-            causes = obj.get("failure_causes")
-            replaceable[index] = (
-                bool(causes) and any(c in RETRIED_CAUSES for c in causes.values()),
-                scores.keys(),
-                lineno,
-            )
-            row_id = obj.get("id")
-            if row_id is not None:
-                row_id = str(row_id)
-            details = None
-            if wanted and (row_id in wanted or str(index) in wanted):
-                found = obj.get("details")
-                details = found if isinstance(found, Mapping) else None
-            rows[index] = (row_id, scores, details)
-    indexes = list(rows)
+    indexes = set()
+    if labels.key != "id":
+        indexes = {int(w) for w in wanted if w.isascii() and w.isdigit()}
+    lines = read_score_lines(
+        path,
+        results_expect(info, registry=False),
+        keep_ids=wanted if labels.key != "index" else (),
+        keep_indexes=indexes,
+        more_bounds=lambda: results_expect(None).bounds,
+    )
+    details = {}
+    for pos, obj in lines.kept.items():
+        found = obj.get("details")
+        if isinstance(found, Mapping):
+            details[pos] = found
     return ScoreTable(
-        indexes=indexes,
-        ids=[rows[i][0] for i in indexes],
-        scores=[rows[i][1] for i in indexes],
-        details={pos: d for pos, i in enumerate(indexes) if (d := rows[i][2]) is not None},
+        indexes=lines.indexes,
+        ids=lines.ids,
+        scores=lines.scores,
+        details=details,
         info=info,
         source=path,
     )
@@ -617,7 +604,7 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
     """
     if isinstance(run, Run):
         run = ScoreTable.from_run(run)
-    find = _row_lookup(run)
+    find = _row_lookup(run, labels.key)
     refused = labels.refusal()
     by_metric: dict[str, list[RowLabel]] = defaultdict(list)
     for label in labels.rows:
