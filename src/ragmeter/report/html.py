@@ -37,7 +37,7 @@ from ragmeter.report.load import (
     read_inputs,
     recorded_input,
 )
-from ragmeter.report.noise import judge_noise_section
+from ragmeter.report.noise import judge_noise_section, repeats_interval
 from ragmeter.report.risk import (
     SHORT_REFERENCE_SHARE,
     UNCERTAIN_SHARE,
@@ -223,7 +223,7 @@ def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label
             f"{' (guessed)' if info.inferred else ''}</td>",
             f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td><td class=n>{s.failed}</td>",
             *(f"<td class=n>{_num(v)}</td>" for v in (s.mean, s.median, s.std, s.min, s.max)),
-            f"<td class=n>{_ci(s)}</td>",
+            f"<td class=n>{_ci(s)}{repeats_interval(run.info, info.name)}</td>",
             f"<td class=n>{_uncertain_cell(s)}</td>" if verdicts else "",
             "</tr>",
         )

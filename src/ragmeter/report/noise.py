@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["judge_noise_section"]
+__all__ = ["judge_noise_section", "repeats_interval"]
 
 #: Flaky rows listed per metric.
 MAX_ROWS_SHOWN = 20
@@ -14,6 +14,25 @@ MAX_ROWS_SHOWN = 20
 
 def _num(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "—"
+
+
+def repeats_interval(info: Mapping[str, Any], metric: str) -> str:
+    """For the summary table's interval cell: ``metric``'s 95% interval over rows and repeats
+    (the run record's ``judge_noise``), marked as such after a line break; ``""`` for a run
+    without repeats. The cell's first interval is the report's bootstrap of the rows' scores
+    (each the mean of its repeats), which leaves out the judge's own variance."""
+    noise = info.get("judge_noise")
+    found = noise.get(metric) if isinstance(noise, Mapping) else None
+    ci = found.get("ci") if isinstance(found, Mapping) else None
+    if not (isinstance(ci, list | tuple) and len(ci) == 2):
+        return ""
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in ci):
+        return ""
+    return (
+        f" <span class=note>(rows only)</span><br>[{_num(ci[0])}, {_num(ci[1])}] "
+        f'<span class=note title="resamples rows, then each row\'s {found.get("repeats")} '
+        "judge repeats: the judge's own variance included\">(rows and repeats)</span>"
+    )
 
 
 def judge_noise_section(info: Mapping[str, Any], text: Callable[[Any], str]) -> str:
