@@ -30,7 +30,7 @@ def repeats_interval(info: Mapping[str, Any], metric: str) -> str:
         return ""
     return (
         f" <span class=note>(rows only)</span><br>[{_num(ci[0])}, {_num(ci[1])}] "
-        f'<span class=note title="resamples rows, then each row\'s {found.get("repeats")} '
+        f"<span class=note title=\"resamples rows, then each row's {found.get('repeats')} "
         "judge repeats: the judge's own variance included\">(rows and repeats)</span>"
     )
 
