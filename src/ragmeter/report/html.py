@@ -24,6 +24,7 @@ import numpy as np
 from ragmeter.errors import DataError, RagmeterError
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.io.redact import redact_everywhere, redact_tree, secret_env_values
+from ragmeter.report.answerability_html import answerability_section
 from ragmeter.report.calibration_html import calibration_section
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.interval import interval_text
@@ -996,6 +997,7 @@ def render_report(
         _group_section(w, r, group_by, metrics, t, top_signs)
     if comparison is not None and base is not None:
         _baseline_section(w, comparison, base)
+    w.add(answerability_section(r.info))  # refusal statistics; else nothing
     w.add(calibration_section(r.info))  # a run calibrated with --labels; else nothing
     w.add(judge_noise_section(r.info, w.t))  # a run with --repeats; else nothing
     _usage_section(w, r.info)
