@@ -13,7 +13,7 @@ ROWS = [
     {"question_id": "u2", "answer": "I don't know.", "is_answerable_label": False},
     {"question_id": "u3", "answer": "It was built in 1889.", "is_answerable_label": False},
     {"question_id": "a1", "answer": "Paris is the capital.", "is_answerable_label": True},
-    {"question_id": "a2", "answer": "The context does not mention it.", "is_answerable_label": True},
+    {"question_id": "a2", "answer": "The text does not mention it.", "is_answerable_label": True},
 ]
 
 
