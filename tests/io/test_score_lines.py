@@ -47,7 +47,7 @@ def test_lines_in_other_forms_are_parsed_whole_with_the_same_result(tmp_path):
         [
             '{"index": 0, "id": "a", "scores": {"f": 0.5, "g": null}, "details": {"x": [1]}}',
             '{"scores": {"f": 1}, "index": 1, "id": "b"}',  # keys in another order
-            {"index": 2, "id": "caf\u00e9 \\ \"q\"", "scores": {"f": 0.25}},  # escapes
+            {"index": 2, "id": 'caf\u00e9 \\ "q"', "scores": {"f": 0.25}},  # escapes
             {"index": 3, "id": 7, "scores": {}},  # an integer id, no scores
             {"index": 4, "id": None, "scores": {"we{ird}": 0.0}},  # braces in a metric name
             "",  # a blank line

@@ -300,3 +300,71 @@ def test_the_report_section_shows_estimates_and_refusals(tmp_path: Path) -> None
     page = calibration_section({"calibration": strat.as_record()})
     assert "refused" in page and "not a uniform random sample" in page
     assert calibration_section({}) == ""
+
+
+def recall_row(index: int) -> dict:
+    """Two references of 2 and 1 claims; the judge finds only the first in the answer."""
+    refs = [
+        [
+            {"claim": "ref 0 claim 0", "in_answer": True},
+            {"claim": "ref 0 claim 1", "in_answer": False},
+        ],
+        [{"claim": "ref 1 claim 0", "in_answer": False}],
+    ]
+    return {
+        "index": index,
+        "id": f"r{index}",
+        "scores": {"claim_recall": 1 / 3},
+        "details": {"claim_recall": {"reference_claims": refs}},
+    }
+
+
+def test_reference_claim_labels_calibrate_claim_recall(tmp_path: Path) -> None:
+    results = write_results(tmp_path / "res.jsonl", [recall_row(i) for i in range(10)])
+    # Claim 2 is the second reference's first claim: indexes run over every reference in turn.
+    lines = [
+        {"id": f"r{i}", "claim": c, "label": "supported", "source": "reference"}
+        for i in range(5)
+        for c in (0, 1, 2)
+    ]
+    entry = ragmeter.calibrate(results, write_labels(tmp_path / "l.jsonl", lines))["claim_recall"]
+    assert entry.level == "claims" and entry.n_labels == 15 and entry.n_labelled_rows == 5
+    assert entry.judge.mean == pytest.approx(1 / 3)
+    assert entry.labels.mean == pytest.approx(1.0)
+    kind = entry.agreement["reference claims against the answer"]
+    assert kind["n"] == 15
+    assert kind["people_supported_when_judge_did_not"] == 1.0
+    too_far = [{"id": "r0", "claim": 3, "label": "supported", "source": "reference"}]
+    with pytest.raises(DataError, match=r"line 2: row 'r0' has 3 reference claim\(s\)"):
+        ragmeter.calibrate(results, write_labels(tmp_path / "bad.jsonl", too_far))
+
+
+def test_the_labels_key_says_whether_ids_are_row_ids_or_indexes(tmp_path: Path) -> None:
+    # Row 0's id is "3"; rows 1 and 2 share an id, so a labelling page names rows by index.
+    ids = ["3", "a", "a", "b"]
+    rows = [
+        {"index": i, "id": row_id, "scores": {"answer_reward": float(i == 3)}}
+        for i, row_id in enumerate(ids)
+    ]
+    results = write_results(tmp_path / "res.jsonl", rows)
+
+    def bias(key: str | None) -> float:
+        head = {"selection": "uniform", "sample": 2, **({"key": key} if key else {})}
+        path = tmp_path / f"l-{key}.jsonl"
+        lines = [head, {"id": 3, "metric": "answer_reward", "value": 1.0}]
+        lines.append({"id": 1, "metric": "answer_reward", "value": 0.0})
+        path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        return ragmeter.calibrate(results, path)["answer_reward"].bias.mean
+
+    # "key": "index": id 3 is row 3 (judge 1) and id 1 row 1 (judge 0): no bias.
+    assert bias("index") == pytest.approx(0.0)
+    # Without a key an id is a row id first: "3" is row 0 (judge 0), so the judge looks low.
+    assert bias(None) == pytest.approx(-0.5)
+    # "key": "id": "1" is no row's id.
+    with pytest.raises(DataError, match=r"row '1' is not in the results.*\('key': 'id'\)"):
+        bias("id")
+    head = {"selection": "uniform", "key": "row"}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(head) + '\n{"id": 1, "metric": "answer_reward", "value": 0}\n')
+    with pytest.raises(DataError, match="'key' says what the labels' ids name.*Got 'row'"):
+        ragmeter.calibrate(results, bad)

@@ -66,6 +66,49 @@ def labelled_run(tmp_path_factory) -> Path:
     return out
 
 
+def _sentences_of_both(request: AnalyzeRequest) -> Analysis:
+    def split(text: str | None) -> tuple[str, ...]:
+        return tuple(s.strip() + "." for s in (text or "").split(".") if s.strip())
+
+    return Analysis(
+        answer_claims=split(request.answer),
+        reference_claims=tuple(split(r) for r in request.references),
+    )
+
+
+@pytest.fixture(scope="session")
+def reference_run(tmp_path_factory) -> Path:
+    """Results of claim_recall (reference claims checked against the answer) and
+    noise_sensitivity_relevant on 6 rows: two references of 2 and 1 claims each, of which the
+    answer states "Paris is the capital of France." and "The Seine runs there."."""
+    folder = tmp_path_factory.mktemp("reference_run")
+    rows = [
+        {
+            "question_id": f"q{i}",
+            "question": f"Tell me about Paris ({i})",
+            "answer": f"Paris is the capital of France. The Seine runs there. Row {i}.",
+            "contexts": CONTEXTS,
+            "reference_answers": [
+                "Paris is the capital of France. It has a tower.",
+                "The Seine runs there.",
+            ],
+        }
+        for i in range(6)
+    ]
+    data = folder / "input.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    judge = FakeJudge(analyze=_sentences_of_both, verify=judged_by(verbatim))
+    out = folder / "results.jsonl"
+    ragmeter.evaluate(
+        str(data),
+        ["claim_recall", "noise_sensitivity_relevant"],
+        judge=judge,
+        out=str(out),
+        progress=False,
+    )
+    return out
+
+
 #: (code, Windows virtual key code, text) of the keys that are not a letter or a digit.
 _KEYS = {"Enter": ("Enter", 13, "\r"), ".": ("Period", 190, "."), "Escape": ("Escape", 27, "")}
 

@@ -109,7 +109,41 @@ def test_rows_without_distinct_ids_are_labelled_by_index(tmp_path):
     )
     page = build_label_page(results, sample=2, metric="mrr")
     assert [row["id"] for row in page.payload["rows"]] == [0, 1]
+    assert page.payload["row_key"] == "index"  # the export's first line says "key": "index"
     assert "No row" not in render_label_page(page)
+
+
+def test_rows_with_distinct_ids_are_labelled_by_id(labelled_run):
+    page = build_label_page(labelled_run, sample=2, seed=0)
+    assert page.payload["row_key"] == "id"
+    assert [row["id"] for row in page.payload["rows"]] == [
+        f"q{row['index']}" for row in page.payload["rows"]
+    ]
+
+
+def test_reference_claims_come_with_their_evidence_in_the_answer(reference_run):
+    page = build_label_page(reference_run, sample=2, seed=0, metric="claim_recall")
+    assert page.payload["kind"] == "claims" and page.payload["reference_against"] == "answer"
+    assert page.items == 6  # 3 reference claims per row, no answer claims
+    row = page.payload["rows"][0]
+    assert row["claims"] == []
+    # Every reference's claims in turn: the order claim indexes count in.
+    assert row["reference_claims"] == [
+        "Paris is the capital of France.",
+        "It has a tower.",
+        "The Seine runs there.",
+    ]
+    assert row["references"][1] == "The Seine runs there."
+    # [0, start, end, claim]: spans of the answer that reference claims 0 and 2 rest on.
+    assert sorted(row["reference_marks"]) == [[0, 0, 30, 0], [0, 32, 52, 2]]
+    assert row["answer"][32:52] == "The Seine runs there"
+
+
+def test_a_metric_with_answer_and_reference_claims_shows_both(reference_run):
+    page = build_label_page(reference_run, sample=1, seed=0, metric="noise_sensitivity_relevant")
+    row = page.payload["rows"][0]
+    assert len(row["claims"]) == 3 and len(row["reference_claims"]) == 3
+    assert page.items == 6
 
 
 def test_the_label_command_writes_the_page_and_says_what_it_holds(labelled_run, tmp_path):
@@ -131,6 +165,7 @@ def test_the_label_command_refuses_bad_options_with_exit_2(labelled_run, tmp_pat
     over = runner.invoke(
         app, ["label", str(labelled_run), "--sample", "3", "--out", str(labelled_run)]
     )
-    assert over.exit_code == 2 and "is the input" in over.output
+    # The console wraps long paths: compare with the line breaks as spaces.
+    assert over.exit_code == 2 and "is the input" in " ".join(over.output.split())
     zero = runner.invoke(app, ["label", str(labelled_run), "--sample", "0", "--out", "x.html"])
     assert zero.exit_code == 2

@@ -63,7 +63,7 @@ def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, br
 
     name, blob = browser.download("#export")
     assert name == "labels.jsonl"
-    got = labels(blob, selection="uniform", sample=4, seed=3, of_rows=12)
+    got = labels(blob, selection="uniform", sample=4, seed=3, of_rows=12, key="id")
     assert [(g["id"], g["claim"], g["label"]) for g in got] == [
         (ids[0], 0, "supported"),
         (ids[0], 1, "not_supported"),
@@ -103,7 +103,7 @@ def test_a_row_level_metric_is_scored_by_keys_and_by_typing(labelled_run, browse
     browser.press("5")  # row 2: 1
     assert browser.js("document.getElementById('progress').textContent") == "3 of 3 labelled"
     _, blob = browser.download("#export")
-    got = labels(blob, selection="uniform", sample=3, seed=1, of_rows=12)
+    got = labels(blob, selection="uniform", sample=3, seed=1, of_rows=12, key="id")
     assert [(g["id"], g["metric"], g["value"]) for g in got] == [
         (ids[0], "k_precision", 0.75),
         (ids[1], "k_precision", 0.3),
@@ -119,7 +119,50 @@ def test_a_stratified_page_says_so_and_marks_every_label(labelled_run, browser, 
     assert "for looking only" in note and "never used for estimates" in note
     browser.press("n")
     _, blob = browser.download("#export")
-    got = labels(blob, selection="stratified", sample=2, seed=0, of_rows=12)
+    got = labels(blob, selection="stratified", sample=2, seed=0, of_rows=12, key="id")
     assert [g["selection"] for g in got] == ["stratified"]
     (tmp_path / "labels.jsonl").write_bytes(blob)
     assert "not a uniform random sample" in read_labels(tmp_path / "labels.jsonl").refusal()
+
+
+def test_reference_claims_are_labelled_against_the_answer_and_calibrate(
+    reference_run, browser, tmp_path
+):
+    import ragmeter
+
+    page = tmp_path / "labels.html"
+    write_label_page(reference_run, page, sample=2, seed=0, metric="claim_recall")
+    ids = [f"q{i}" for i in uniform_sample(list(range(6)), 2, seed=0)]
+    browser.open(page)
+    assert browser.js("document.getElementById('progress').textContent") == "0 of 6 labelled"
+    heading = "[...document.querySelectorAll('.field > b')].map(b => b.textContent)"
+    assert "claims of the reference answers (does the answer state it?)" in browser.js(heading)
+    # Reference claim 0's evidence is the answer's first sentence, marked as the current one.
+    marked = "[...document.querySelectorAll('mark.on')].map(m => m.textContent)"
+    assert browser.js(marked) == ["Paris is the capital of France"]
+    browser.press("s")  # reference claim 0 of the first row: stated by the answer
+    browser.press("n")  # reference claim 1 ("It has a tower."): not stated
+    browser.click('[data-item="5"] button[data-label="unsure"]')  # the second row's claim 2
+    assert browser.js("document.getElementById('progress').textContent") == "3 of 6 labelled"
+    _, blob = browser.download("#export")
+    got = labels(blob, selection="uniform", sample=2, seed=0, of_rows=6, key="id")
+    assert [(g["id"], g["claim"], g["label"], g["source"], g["against"]) for g in got] == [
+        (ids[0], 0, "supported", "reference", "answer"),
+        (ids[0], 1, "not_supported", "reference", "answer"),
+        (ids[1], 2, "unsure", "reference", "answer"),
+    ]
+    exported = tmp_path / "labels.jsonl"
+    exported.write_bytes(blob)
+    read = read_labels(exported)
+    assert read.key == "id"
+    assert [(c.source, c.against, c.value) for c in read.claims] == [
+        ("reference", "answer", 1.0),
+        ("reference", "answer", 0.0),
+        ("reference", "answer", None),
+    ]
+    # calibrate reads them for claim_recall, the metric built from reference claims.
+    calibration = ragmeter.calibrate(reference_run, exported).as_dict()
+    entry = calibration["claim_recall"]
+    assert entry["level"] == "claims" and entry["n_labels"] == 3
+    assert entry["agreement"]["reference claims against the answer"]["n"] == 2
+    assert entry["n_labelled_rows"] == 1  # the second row's one label is "can't tell"

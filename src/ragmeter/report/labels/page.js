@@ -64,7 +64,9 @@
       }
       var mark = el("mark", null, part);
       mark.setAttribute("data-c", " " + by.join(" ") + " ");
-      mark.title = "evidence of claim " + by.map(function (c) { return c + 1; }).join(", ");
+      mark.title = "evidence of " + by.map(function (c) {
+        return (c.charAt(0) === "r" ? "reference claim " : "claim ") + (Number(c.slice(1)) + 1);
+      }).join(", ");
       box.appendChild(mark);
     }
     return box;
@@ -79,6 +81,9 @@
 
   function keyOf(row, part) { return JSON.stringify([row.id, part]); }
 
+  // The mark token of a claim: "a0" for answer claim 0, "r0" for reference claim 0.
+  function token(source, claim) { return (source === "reference" ? "r" : "a") + claim; }
+
   function header() {
     var head = el("header");
     head.appendChild(el("h1", null, "Label " + data.metric + " · " + data.results));
@@ -92,8 +97,10 @@
     note.id = "selection";
     head.appendChild(note);
     head.appendChild(el("p", null, CLAIMS
-      ? "For each claim of the answer: do the contexts support it? Marked spans are where " +
-        "the judge looked."
+      ? "For each claim of the answer: do the contexts support it? For each claim of the " +
+        "reference answers: " + (data.reference_against === "contexts"
+          ? "do the contexts support it?" : "does the answer state it?") +
+        " Marked spans are where the judge looked."
       : "Give each row the " + data.metric + " score you judge right, between " + lo +
         " and " + hi + "."));
     var bar = el("div", "bar");
@@ -168,11 +175,14 @@
     item.input = input;
   }
 
-  function addItem(row, claim, container, text) {
-    var item = { n: items.length, row: row, claim: claim };
-    item.key = keyOf(row, CLAIMS ? claim : data.metric);
+  function addItem(row, claim, container, text, source) {
+    var item = { n: items.length, row: row, claim: claim, source: source || "answer" };
+    // Answer claims keep the keys pages before reference claims saved them under.
+    item.key = keyOf(row, !CLAIMS ? data.metric
+      : item.source === "reference" ? "r" + claim : claim);
     var node = el("div", "item");
     node.setAttribute("data-item", String(item.n));
+    node.setAttribute("data-source", item.source);
     node.appendChild(el("span", "n", CLAIMS ? String(claim + 1) : ""));
     node.appendChild(el("span", "txt", text));
     var buttons = el("span", "choices");
@@ -190,13 +200,33 @@
     card.appendChild(el("h2", null, "row " + row.index + (row.id !== row.index
       ? " · id " + row.id : "")));
     if (row.question !== null) field(card, "question", el("div", "txt", row.question));
-    if (row.answer !== null) field(card, "answer", el("div", "txt", row.answer));
+    var toContexts = data.reference_against === "contexts";
+    var refMarks = (row.reference_marks || []).map(function (m) {
+      return [m[0], m[1], m[2], token("reference", m[3])];
+    });
+    var ctxMarks = row.marks.map(function (m) {
+      return [m[0], m[1], m[2], token("answer", m[3])];
+    }).concat(toContexts ? refMarks : []);
+    if (row.answer !== null) {
+      field(card, "answer", marked(row.answer, toContexts ? [] : refMarks
+        .map(function (m) { return [m[1], m[2], m[3]]; })));
+    }
+    if ((row.references || []).length) {
+      var refs = el("div");
+      row.references.forEach(function (text, j) {
+        var box = el("div", "ctx");
+        box.appendChild(el("b", null, "reference " + j + ": "));
+        box.appendChild(el("span", "txt", text));
+        refs.appendChild(box);
+      });
+      field(card, "reference answers", refs);
+    }
     if (row.contexts !== null) {
       var list = el("div");
       row.contexts.forEach(function (text, j) {
         var box = el("div", "ctx");
         box.appendChild(el("b", null, "context " + j + ": "));
-        var marks = row.marks.filter(function (m) { return m[0] === j; })
+        var marks = ctxMarks.filter(function (m) { return m[0] === j; })
           .map(function (m) { return [m[1], m[2], m[3]]; });
         box.appendChild(marked(text, marks));
         list.appendChild(box);
@@ -210,10 +240,19 @@
         "'ragmeter label' with --data FILE (the input the run scored) to show them."));
     }
     var box = el("div");
+    var refClaims = row.reference_claims || [];
     if (CLAIMS) {
-      row.claims.forEach(function (claim, i) { addItem(row, i, box, claim); });
-      if (!row.claims.length) box.appendChild(el("i", null, "(no claims)"));
-      field(card, "claims", box);
+      row.claims.forEach(function (claim, i) { addItem(row, i, box, claim, "answer"); });
+      if (!row.claims.length && !refClaims.length) box.appendChild(el("i", null, "(no claims)"));
+      if (row.claims.length || !refClaims.length) field(card, "claims", box);
+      if (refClaims.length) {
+        var refBox = el("div");
+        refClaims.forEach(function (claim, i) {
+          addItem(row, i, refBox, claim, "reference");
+        });
+        field(card, "claims of the reference answers (" + (toContexts
+          ? "do the contexts support it?" : "does the answer state it?") + ")", refBox);
+      }
     } else {
       addItem(row, null, box, data.metric);
       field(card, "your score", box);
@@ -266,7 +305,8 @@
     item.el.classList.add("cur");
     if (CLAIMS) {
       var card = item.el.closest("section");
-      card.querySelectorAll('mark[data-c*=" ' + item.claim + ' "]').forEach(function (m) {
+      var mine = token(item.source, item.claim);
+      card.querySelectorAll('mark[data-c*=" ' + mine + ' "]').forEach(function (m) {
         m.classList.add("on");
       });
     }
@@ -283,7 +323,8 @@
     if (CLAIMS) {
       out.claim = item.claim;
       out.label = saved.label;
-      out.source = "answer";
+      out.source = item.source;
+      if (item.source === "reference") out.against = data.reference_against || "answer";
     } else {
       out.metric = data.metric;
       out.value = saved.value;
@@ -306,9 +347,10 @@
       return;
     }
     // First, how the rows were chosen (the line without an id that label readers look for).
+    // "key": whether the ids are the rows' ids or their indexes (the reader looks up by it).
     lines.unshift(JSON.stringify({
       selection: data.selection, sample: data.rows.length, seed: data.seed,
-      of_rows: data.population
+      of_rows: data.population, key: data.row_key
     }));
     var blob = new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" });
     var link = document.createElement("a");

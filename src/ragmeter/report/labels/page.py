@@ -9,25 +9,34 @@ text from the data is put in the page with ``textContent``, never parsed as HTML
 
 Two kinds of page, chosen by the metric:
 
-- *claims*: the metric's rows carry answer claims (faithfulness, claim precision, noise
-  sensitivity, ...). Each claim is shown with the context spans its verdict rests on
-  marked; the person says whether the contexts support it: ``supported``,
-  ``not_supported`` or ``unsure`` (can't tell).
+- *claims*: the metric's rows carry claims. Answer claims (faithfulness, claim precision,
+  noise sensitivity, ...) are shown with the context spans their verdict rests on marked; the
+  person says whether the contexts support each: ``supported``, ``not_supported`` or
+  ``unsure`` (can't tell). Reference claims (the claims of the reference answers, where the
+  metric's details record them: claim recall, noise sensitivity, ...) are shown with the
+  answer spans their verdict rests on marked, and the person says whether the answer states
+  each; for context claim recall, whether the contexts support it.
 - *score*: any other metric; the person gives the row a score in the metric's range.
 
 The export (``labels.jsonl``) writes a first line saying how the rows were chosen, then one
 line per label, in the page's order (the format :mod:`ragmeter.io.labels` reads)::
 
-    {"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000}
+    {"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000, "key": "id"}
     {"id": "q7", "claim": 0, "label": "supported", "source": "answer",
      "labeller": "ana", "time": "2026-01-02T03:04:05.678Z", "selection": "uniform"}
+    {"id": "q7", "claim": 1, "label": "not_supported", "source": "reference",
+     "against": "answer", "labeller": "ana", "time": "...", "selection": "uniform"}
     {"id": "q7", "metric": "context_relevance", "value": 0.75, "labeller": "ana",
      "time": "...", "selection": "uniform"}
 
 ``id`` is the row's ``id`` in the results when every row of the run has its own, else the
-row's ``index`` (an integer); ``claim`` is the claim's position (from 0) in the row's
-``answer_claims``. ``labeller`` is left out when the person gave no name. ``selection`` is
-``"stratified"`` for a stratified sample: such labels are for looking, never for estimates.
+row's ``index`` (an integer); the first line's ``key`` says which (``"id"`` or ``"index"``),
+and the label reader looks rows up by it. ``claim`` is the claim's position (from 0) in the
+row's ``answer_claims``, or for ``"source": "reference"`` among the reference claims of all
+the row's references in turn (``reference_claims``, as the results' details list them);
+``against`` is what the person checked a reference claim against. ``labeller`` is left out
+when the person gave no name. ``selection`` is ``"stratified"`` for a stratified sample: such
+labels are for looking, never for estimates.
 """
 
 from __future__ import annotations
@@ -76,6 +85,9 @@ DEFAULT_METRIC = "faithfulness"
 MAX_TEXT = 50_000
 #: Contexts shown per row.
 MAX_CONTEXTS = 50
+#: What reference claims are checked against, where not the answer: the metric's verdict kind
+#: (:data:`ragmeter.report.calibration.CLAIM_METRICS`).
+REFERENCE_AGAINST: dict[str, str] = {"context_claim_recall": "contexts"}
 
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -103,12 +115,13 @@ def _text(value: Any, env: list[str]) -> tuple[str | None, bool]:
     return clean[:MAX_TEXT], clean == value
 
 
-def _row_ids(run: Run) -> dict[int, str | int]:
-    """Each row's label id: its ``id`` when every row has its own, else its ``index``."""
+def _row_ids(run: Run) -> tuple[str, dict[int, str | int]]:
+    """Which key labels name rows by, and each row's label id: its ``id`` when every row has
+    its own (``"id"``), else its ``index`` (``"index"``)."""
     ids = [row.id for row in run.rows]
     if all(i is not None for i in ids) and len(set(ids)) == len(ids):
-        return {row.index: row.id for row in run.rows}  # type: ignore[misc]
-    return {row.index: row.index for row in run.rows}
+        return "id", {row.index: row.id for row in run.rows}  # type: ignore[misc]
+    return "index", {row.index: row.index for row in run.rows}
 
 
 def _choose_metric(run: Run, metric: str | None) -> str:
@@ -133,10 +146,27 @@ def _claims(details: Any) -> list[Mapping[str, Any]] | None:
     return [c if isinstance(c, Mapping) else {} for c in claims]
 
 
-def _marks(claim: Mapping[str, Any], claim_index: int) -> list[list[int]]:
-    """``[context, start, end, claim]`` for every context span the claim's verdict rests on."""
+def _reference_claims(details: Any) -> list[Mapping[str, Any]] | None:
+    """The reference claims of one metric's details, every reference's in turn (the order
+    label indexes count in), or ``None`` when it has none."""
+    if not isinstance(details, Mapping):
+        return None
+    refs = details.get("reference_claims")
+    if not isinstance(refs, list):
+        return None
+    return [
+        c if isinstance(c, Mapping) else {} for ref in refs if isinstance(ref, list) for c in ref
+    ]
+
+
+def _marks(
+    claim: Mapping[str, Any], claim_index: int, against: str = "contexts"
+) -> list[list[int]]:
+    """``[text, start, end, claim]`` for every span the claim's verdict rests on: in the
+    contexts (``text`` the context's index) or, for ``against="answer"``, in the answer
+    (``text`` 0)."""
     evidence = claim.get("evidence")
-    relation = evidence.get("contexts") if isinstance(evidence, Mapping) else None
+    relation = evidence.get(against) if isinstance(evidence, Mapping) else None
     cells = relation.get("rests_on") if isinstance(relation, Mapping) else None
     out: list[list[int]] = []
     for cell in cells if isinstance(cells, list) else ():
@@ -214,16 +244,28 @@ def build_label_page(
     by_index = {row.index: row for row in run.rows}
     details = read_details(results, chosen)
     claims = {i: _claims(details.get(i, {}).get(name)) for i in chosen}
-    kind = "claims" if any(c for c in claims.values()) else "score"
+    references = {i: _reference_claims(details.get(i, {}).get(name)) for i in chosen}
+    has_claims = any(claims.values()) or any(references.values())
+    kind = "claims" if has_claims else "score"
     texts, missing = _inputs(run, results, chosen, data)
-    ids = _row_ids(run)
+    key_name, ids = _row_ids(run)
+    against = REFERENCE_AGAINST.get(name, "answer")
     env = secret_env_values()
     rows = []
     items = 0
     for index in chosen:
         row = by_index[index]
-        rows.append(_page_row(row, ids[index], texts.get(index, {}), claims[index], kind, env))
-        items += len(rows[-1]["claims"]) if kind == "claims" else 1
+        rows.append(
+            _page_row(
+                row,
+                ids[index],
+                texts.get(index, {}),
+                (claims[index], references[index], against) if kind == "claims" else None,
+                env,
+            )
+        )
+        shown = rows[-1]
+        items += len(shown["claims"]) + len(shown["reference_claims"]) if kind == "claims" else 1
     selection = STRATIFIED if stratified else UNIFORM
     key = hashlib.sha256(
         json.dumps([str(results.resolve()), name, selection, seed, chosen]).encode()
@@ -234,6 +276,8 @@ def build_label_page(
         "metric": name,
         "description": info.description,
         "kind": kind,
+        "row_key": key_name,
+        "reference_against": against,
         "selection": selection,
         "seed": seed,
         "population": len(indices),
@@ -247,12 +291,14 @@ def _page_row(
     row: ReportRow,
     row_id: str | int,
     given: Mapping[str, Any],
-    claims: list[Mapping[str, Any]] | None,
-    kind: str,
+    claims: tuple[Sequence[Mapping[str, Any]] | None, Sequence[Mapping[str, Any]] | None, str]
+    | None,
     env: list[str],
 ) -> dict[str, Any]:
+    """One row of the page. ``claims``: its answer claims, its reference claims and what the
+    reference claims are checked against (``None`` on a score page)."""
     question, _ = _text(given.get("question", row.question), env)
-    answer, _ = _text(given.get("answer", row.answer), env)
+    answer, answer_intact = _text(given.get("answer", row.answer), env)
     raw_contexts = given.get("contexts", row.contexts)
     contexts: list[str] = []
     intact: list[bool] = []
@@ -260,15 +306,29 @@ def _page_row(
         text, same = _text(context, env)
         contexts.append(text or "")
         intact.append(same)
-    shown = []
-    marks: list[list[int]] = []
-    for i, claim in enumerate(claims or () if kind == "claims" else ()):
+    answer_claims, reference_claims, against = claims or (None, None, "answer")
+
+    def fits(mark: list[int], target: str) -> bool:
+        j, end = mark[0], mark[2]
+        if target == "answer":
+            return j == 0 and answer is not None and answer_intact and end <= len(answer)
+        return j < len(contexts) and intact[j] and end <= len(contexts[j])
+
+    shown, marks = [], []
+    for i, claim in enumerate(answer_claims or ()):
         text, _ = _text(claim.get("claim", ""), env)
         shown.append(text or "")
-        for mark in _marks(claim, i):
-            j, end = mark[0], mark[2]
-            if j < len(contexts) and intact[j] and end <= len(contexts[j]):
-                marks.append(mark)
+        marks += [m for m in _marks(claim, i) if fits(m, "contexts")]
+    shown_refs, ref_marks = [], []
+    for i, claim in enumerate(reference_claims or ()):
+        text, _ = _text(claim.get("claim", ""), env)
+        shown_refs.append(text or "")
+        ref_marks += [m for m in _marks(claim, i, against) if fits(m, against)]
+    references = []
+    if reference_claims:
+        for reference in given.get("reference_answers", row.reference_answers) or ():
+            text, _ = _text(reference, env)
+            references.append(text or "")
     return {
         "id": row_id,
         "index": row.index,
@@ -278,6 +338,9 @@ def _page_row(
         "more_contexts": max(0, len(raw_contexts or ()) - MAX_CONTEXTS),
         "claims": shown,
         "marks": marks,
+        "references": references,
+        "reference_claims": shown_refs,
+        "reference_marks": ref_marks,
     }
 
 
