@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+import pytest
+
 from ragmeter.io.labels import read_labels
 from ragmeter.report.labels.page import write_label_page
 from ragmeter.report.labels.sample import uniform_sample
@@ -166,3 +168,30 @@ def test_reference_claims_are_labelled_against_the_answer_and_calibrate(
     assert entry["level"] == "claims" and entry["n_labels"] == 3
     assert entry["agreement"]["reference claims against the answer"]["n"] == 2
     assert entry["n_labelled_rows"] == 1  # the second row's one label is "can't tell"
+
+
+def test_rows_sharing_an_id_export_indexes_and_calibrate_finds_them(browser, tmp_path):
+    import ragmeter
+
+    # Row 0's id is "3" and rows 1 and 2 share one: the page names rows by index.
+    results = tmp_path / "results.jsonl"
+    rows = [
+        {"index": i, "id": row_id, "scores": {"mrr": float(i == 3)}}
+        for i, row_id in enumerate(["3", "a", "a", "b"])
+    ]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_label_page(results, tmp_path / "labels.html", sample=4, seed=0, metric="mrr")
+    order = uniform_sample(list(range(4)), 4, seed=0)
+    browser.open(tmp_path / "labels.html")
+    for _ in order:
+        browser.press("5")  # every row: 1.0, then the next row
+    _, blob = browser.download("#export")
+    got = labels(blob, selection="uniform", sample=4, seed=0, of_rows=4, key="index")
+    assert [g["id"] for g in got] == order
+    exported = tmp_path / "labels.jsonl"
+    exported.write_bytes(blob)
+    entry = ragmeter.calibrate(results, exported)["mrr"]
+    # Each label is paired with the row of its index (judge scores 0, 0, 0, 1), not label 3
+    # with row 0 (id "3", judge 0), which would make the bias -1.
+    assert entry.n_labelled_rows == 4
+    assert entry.bias.mean == pytest.approx((0 + 0 + 0 + 1) / 4 - 1)
