@@ -74,7 +74,7 @@ def test_column_mapping_with_dotted_path(tmp_path):
         (["-m", "k_precison"], "Did you mean 'k_precision'"),
         (["-m", " , "], "The metrics list is empty"),
         (["-m", "context_relevance", "--relevance-dtype", "fp8"], "Got 'fp8'"),
-        (["-m", "k_precision", "--fail-under", "k_precision"], "expected METRIC=VALUE"),
+        (["-m", "k_precision", "--fail-under", "k_precision"], "expected NAME=VALUE"),
         (["-m", "k_precision", "--column", "contxts=a"], "Unknown field 'contxts'"),
         (["-m", "k_precision", "--max-concurrency", "0"], "must be >= 1"),
         (["-m", "k_precision", "--fail-under", "k_precision=1.5"], "lie in [0, 1]"),

@@ -418,7 +418,7 @@ def test_unknown_metrics_get_suggestions_and_bad_options_clear_errors(tmp_path: 
         (("-m", "k_precison,mrr"), ("Did you mean 'k_precision'",)),
         (("--max-concurrency", "0"), ("--max-concurrency", ">= 1", "Got 0")),
         (("--batch-size", "-3"), ("--batch-size", "Got -3")),
-        (("--fail-under", "k_precision"), ("expected METRIC=VALUE",)),
+        (("--fail-under", "k_precision"), ("expected NAME=VALUE",)),
         (("--fail-under", "k_precision=high"), ("'high' is not a number",)),
         (("--fail-under", "kprecision=0.5"), ("Unknown metric 'kprecision'", "Did you mean")),
         (("--column", "nonsense"), ("expected FIELD=COLUMN",)),

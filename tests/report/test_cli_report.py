@@ -4,7 +4,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from ragmeter.report.cli import register
+from ragmeter.cli.report import register
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,7 @@ def test_report_takes_per_metric_thresholds_and_top_signs(cli, results_file, tmp
             ["--group-by", "metadata.nope"],
             "Cannot group by 'metadata.nope': no row has a value there.",
         ),
-        (["--risk-threshold", "spread"], "--risk-threshold expects name=value"),
+        (["--risk-threshold", "spread"], "Bad --risk-threshold 'spread': expected NAME=VALUE"),
     ],
 )
 def test_report_option_errors_are_worded_for_humans(cli, results_file, args, message):
@@ -165,7 +165,7 @@ def test_compare_gate_passes_within_delta(cli, writer, rd):
         ("faithfulnes=0.1", "Did you mean 'faithfulness'"),
         ("faithfulness=lots", "needs a number"),
         ("faithfulness=-1", "must be >= 0"),
-        ("faithfulness", "expects name=value"),
+        ("faithfulness", "expected NAME=VALUE"),
     ],
 )
 def test_compare_gate_errors(cli, results_file, gate, message):

@@ -7,7 +7,7 @@ import typer
 from typer.testing import CliRunner
 
 from ragmeter.errors import DataError
-from ragmeter.report.cli import register
+from ragmeter.cli.report import register
 from ragmeter.report.compare import compare_runs
 from ragmeter.report.load import Run
 

@@ -31,6 +31,17 @@ from typer.core import TyperGroup
 from ragmeter.cli import verifier as nli
 from ragmeter.cli.dry_run import CriteriaOption, DryRunOption, JsonOption, print_dry_run
 from ragmeter.cli.interrupt import exit_code, interrupted_message, signals_as_interrupt
+from ragmeter.cli.output import (
+    EXIT_BROKEN_PIPE,
+    EXIT_GATE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    err_console,
+    fail,
+    out_console,
+    parse_assignments,
+    print_error,
+)
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.settings import DEFAULT_DEADLINE
 
@@ -102,21 +113,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out_console = Console()
-err_console = Console(stderr=True)
-
-EXIT_GATE = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
-#: 128 + SIGPIPE: what a shell reports for a command whose reader went away.
-EXIT_BROKEN_PIPE = 141
-
-
-def _fail(message: str) -> None:
-    from ragmeter.io.redact import redact
-
-    err_console.print(f"[bold red]Error:[/] {escape(redact(message))}", highlight=False)
-    raise typer.Exit(EXIT_USAGE)
 
 
 @contextlib.contextmanager
@@ -166,22 +162,16 @@ def parse_thresholds(
     from ragmeter.metrics.registry import get_spec
 
     out: dict[str, float] = {}
-    for spec in specs:
-        name, sep, raw = spec.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise ConfigError(
-                f"Bad {option} {spec!r}: expected METRIC=VALUE, e.g. faithfulness=0.8."
-            )
-        own = {spec.name: spec for spec in specs_for(criteria)}
+    own = {spec.name: spec for spec in specs_for(criteria)}
+    for name, raw in parse_assignments(specs, option=option, example="faithfulness=0.8").items():
         metric = own[name] if name in own else get_spec(name)
         try:
             value = float(raw)
         except ValueError:
-            raise ConfigError(f"Bad {option} {spec!r}: {raw!r} is not a number.") from None
+            raise ConfigError(f"Bad {option} {name}={raw}: {raw!r} is not a number.") from None
         if not metric.lower <= value <= metric.upper:
             raise ConfigError(
-                f"Bad {option} {spec!r}: {name} scores lie in [{metric.lower:g}, "
+                f"Bad {option} {name}={raw}: {name} scores lie in [{metric.lower:g}, "
                 f"{metric.upper:g}], so a gate at {raw} can never be met or never fail."
             )
         out[name] = value
@@ -573,7 +563,7 @@ def evaluate(
             results = None if to_stdout else out  # rows streamed to --out are read from it
             write_run_report(result, report, results=results, group_by=group_by)
     except RagmeterError as exc:
-        _fail(str(exc))
+        fail(str(exc))
         return
     if not quiet:
         # With the results on stdout, everything else goes to stderr.
@@ -586,7 +576,7 @@ def evaluate(
         cal.print_calibration(calibration, console=err_console if to_stdout else out_console)
     problem = unusable_run(result, gates)
     if problem is not None:
-        _fail(problem)
+        fail(problem)
         return
     if gate == "calibrated":
         failed = cal.check_calibrated_gates(calibration, gates)
@@ -752,10 +742,10 @@ def print_summary(
             )
     for line in refusal_lines(result):
         err_console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for line in judge_noise_lines(result.info.get("judge_noise")):
-        err_console.print(line, highlight=False, markup=False)
     for note in fallback_notes(result):
         err_console.print(f"note: {note}", highlight=False, markup=False)
+    for line in judge_noise_lines(result.info.get("judge_noise")):
+        err_console.print(line, highlight=False, markup=False)
     usage = result.usage
     if usage.calls or usage.cache_hits:
         cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
@@ -871,7 +861,7 @@ def list_metrics(
     try:
         load_plugins(plugin)
     except RagmeterError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     specs = all_specs().values()
     if as_json:
         records = [
@@ -917,7 +907,7 @@ def _register_commands() -> None:
     from ragmeter.cli.calibrate import register as register_calibrate
     from ragmeter.cli.label import register as register_label
     from ragmeter.cli.metaeval import register as register_metaeval
-    from ragmeter.report.cli import register as register_report
+    from ragmeter.cli.report import register as register_report
 
     register_report(app)
     register_metaeval(app)
@@ -936,22 +926,17 @@ def main() -> None:
     logging.basicConfig(
         level=os.environ.get("RAGMETER_LOG", "WARNING"), format="%(levelname)s %(message)s"
     )
-    from ragmeter.io.redact import redact
-
     try:
         app()
     except RagmeterError as exc:  # raised from a command without its own handler
-        err_console.print(f"[bold red]Error:[/] {escape(redact(str(exc)))}", highlight=False)
+        print_error(str(exc))
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:  # before a command runs (a command's own: _Commands)
         err_console.print("Interrupted.")
         sys.exit(EXIT_INTERRUPTED)
     except Exception as exc:  # a bug, or trouble no check foresaw: never the gate code 1
         log.debug("Unexpected error", exc_info=True)
-        err_console.print(
-            f"[bold red]Error:[/] {escape(redact(_unexpected(exc)))}",
-            highlight=False,
-        )
+        print_error(_unexpected(exc))
         sys.exit(EXIT_USAGE)
 
 

@@ -148,14 +148,14 @@ def calibrate_command(
     """Agreement of the run's judge with human labels, its bias, and each labelled metric's
     mean from the judge, from the labels, and prediction-powered (PPI++), with 95% intervals."""
     import ragmeter
-    from ragmeter.cli import _fail, err_console, out_console, parse_thresholds
+    from ragmeter.cli import parse_thresholds
+    from ragmeter.cli.output import EXIT_GATE, err_console, fail, out_console
 
     try:
         gates = parse_thresholds(fail_under or [], "--fail-under")
         calibration = ragmeter.calibrate(results, labels)
     except RagmeterError as exc:
-        _fail(str(exc))
-        return
+        fail(str(exc))
     if as_json:
         typer.echo(json.dumps(calibration.as_dict(), indent=2, ensure_ascii=False))
     else:
@@ -164,7 +164,7 @@ def calibrate_command(
     if failed:
         for line in failed:
             err_console.print(f"FAIL {line}", highlight=False, markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_GATE)
 
 
 def check_gate_option(gate: str, labels: Path | None) -> None:

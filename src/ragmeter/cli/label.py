@@ -14,11 +14,10 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.cli.output import fail
 from ragmeter.errors import RagmeterError
 
 __all__ = ["register"]
-
-EXIT_USAGE = 2
 
 LABEL_EXAMPLES = """Examples:
 
@@ -78,11 +77,9 @@ def label_command(
             results, out, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
         )
     except RagmeterError as exc:
-        typer.echo(f"Error: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        fail(str(exc))
     except OSError as exc:
-        typer.echo(f"Error: cannot write {out}: {exc.strerror or exc}.", err=True)
-        raise typer.Exit(EXIT_USAGE) from None
+        fail(f"Cannot write {out}: {exc.strerror or exc}.")
     if page.missing_texts is not None:
         typer.echo(
             f"Warning: the page shows no question, answer or contexts: {page.missing_texts}. "

@@ -24,11 +24,9 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli import verifier as nli
+from ragmeter.cli.output import EXIT_GATE, fail
 from ragmeter.errors import ConfigError, RagmeterError
 from ragmeter.settings import Settings
-
-EXIT_DISAGREES = 1
-EXIT_USAGE = 2
 
 
 def _run_lfqa(
@@ -143,7 +141,6 @@ def register(app: typer.Typer) -> None:
                         err=True,
                     )
         except RagmeterError as exc:
-            typer.echo(f"Error: {exc}", err=True)
-            raise typer.Exit(EXIT_USAGE) from None
+            fail(str(exc))
         if disagrees:
-            raise typer.Exit(EXIT_DISAGREES)
+            raise typer.Exit(EXIT_GATE)

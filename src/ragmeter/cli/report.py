@@ -1,7 +1,7 @@
 """``ragmeter report`` and ``ragmeter compare``: added to the main app by ``register(app)``.
 
-Errors are worded for humans and end the command with exit code 2; a failed
-``--fail-if-worse`` gate ends ``compare`` with exit code 1.
+Errors end the command with exit code 2, a failed ``--fail-if-worse`` gate ``compare`` with
+exit code 1 (:mod:`ragmeter.cli.output`).
 """
 
 from __future__ import annotations
@@ -11,25 +11,10 @@ from typing import Annotated
 
 import typer
 
+from ragmeter.cli.output import EXIT_GATE, fail, parse_assignments
 from ragmeter.errors import ConfigError, RagmeterError
 
-__all__ = ["parse_assignments", "register"]
-
-EXIT_GATE_FAILED = 1
-EXIT_ERROR = 2
-
-
-def parse_assignments(items: list[str], *, option: str) -> dict[str, str]:
-    """``["a=1", "b=2"]`` -> ``{"a": "1", "b": "2"}``; errors name the option and the item."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ConfigError(
-                f"{option} expects name=value (e.g. {option} faithfulness=0.05). Got {item!r}."
-            )
-        out[key.strip()] = value.strip()
-    return out
+__all__ = ["register"]
 
 
 REPORT_EXAMPLES = """Examples:
@@ -44,11 +29,6 @@ COMPARE_EXAMPLES = """Examples:
   ragmeter compare old.jsonl new.jsonl
   ragmeter compare old.jsonl new.jsonl --fail-if-worse faithfulness=0.02
   ragmeter compare old.jsonl edited.jsonl --pair-by-index"""
-
-
-def _fail(message: str) -> typer.Exit:
-    typer.echo(f"Error: {message}", err=True)
-    return typer.Exit(EXIT_ERROR)
 
 
 def report_command(
@@ -128,7 +108,9 @@ def report_command(
             {"--output": out},
         )
         thresholds = RiskThresholds().with_overrides(
-            parse_assignments(risk_threshold or [], option="--risk-threshold")
+            parse_assignments(
+                risk_threshold or [], option="--risk-threshold", example="poor_share=0.1"
+            )
         )
         written = write_report(
             results,
@@ -141,9 +123,9 @@ def report_command(
             data=data,
         )
     except (RagmeterError, ImportError) as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc))
     except OSError as exc:
-        raise _fail(f"Cannot write {out}: {exc.strerror or exc}.") from None
+        fail(f"Cannot write {out}: {exc.strerror or exc}.")
     typer.echo(f"Report written to {written}")
 
 
@@ -179,13 +161,13 @@ def compare_command(
         gates = {
             metric: _delta(metric, raw)
             for metric, raw in parse_assignments(
-                fail_if_worse or [], option="--fail-if-worse"
+                fail_if_worse or [], option="--fail-if-worse", example="faithfulness=0.02"
             ).items()
         }
         comparison = compare_runs(a, b, top=top, pair_by_index=pair_by_index)
         results = [comparison.worse_than(metric, delta) for metric, delta in gates.items()]
     except RagmeterError as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc))
 
     for warning in comparison.warnings:
         typer.echo(f"Warning: {warning}", err=True)
@@ -212,7 +194,7 @@ def compare_command(
     failed = [g for g in results if g.failed]
     if failed:
         typer.echo(f"{len(failed)} of {len(results)} gates failed.", err=True)
-        raise typer.Exit(EXIT_GATE_FAILED)
+        raise typer.Exit(EXIT_GATE)
 
 
 def _print_calibrated_differences(a: Path, b: Path) -> None:
