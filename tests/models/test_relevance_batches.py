@@ -29,6 +29,15 @@ def test_batches_keep_every_pair_once_within_the_token_budget() -> None:
     assert _batches(order, lengths, 1) == [[i] for i in sorted(order, key=lambda i: -length_of[i])]
 
 
+def test_batches_also_keep_within_the_question_token_budget() -> None:
+    lengths, targets = [10] * 6, [5, 5, 5, 30, 5, 5]
+    batches = _batches(list(range(6)), lengths, 1000, targets, 12)
+    assert sorted(i for b in batches for i in b) == list(range(6))
+    for batch in batches:
+        assert sum(targets[i] for i in batch) <= 12 or len(batch) == 1
+    assert [3] in batches  # 30 question tokens: over the budget, alone
+
+
 def _msmarco_pairs(shared: Path, n: int) -> tuple[list[str], list[str]]:
     with (shared / MSMARCO).open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))[:n]

@@ -39,6 +39,10 @@ __all__ = ["BATCH_TOKENS", "OnnxQuestionLikelihood"]
 
 #: Padded tokens per onnxruntime call by default: measured by bench/context_relevance_onnx.py.
 BATCH_TOKENS = 1024
+#: Question tokens per call at most: each is a row of the output layer's logits over the
+#: whole vocabulary (1 MB each for Gemma 3's 262,144 words, twice with the log-softmax), so
+#: they bound the call's memory.
+BATCH_TARGETS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +201,9 @@ class OnnxQuestionLikelihood:
         for shared in (True, False):
             past = prefix.past if shared else self._empty_past()
             todo = [i for i, run in enumerate(runs) if bool(run[3]) == shared]
-            for batch in _batches(todo, [len(runs[i][0]) for i in todo], self.batch_tokens):
+            lengths = [len(runs[i][0]) for i in todo]
+            targets = [len(runs[i][2]) for i in todo]
+            for batch in _batches(todo, lengths, self.batch_tokens, targets, BATCH_TARGETS):
                 chosen = [runs[i] for i in batch]
                 for i, value in zip(batch, self._score_batch(chosen, past), strict=True):
                     scores[i] = value
@@ -257,20 +263,32 @@ class OnnxQuestionLikelihood:
         return self._prefix
 
 
-def _batches(order: Sequence[int], lengths: Sequence[int], budget: int) -> list[list[int]]:
+def _batches(
+    order: Sequence[int],
+    lengths: Sequence[int],
+    budget: int,
+    targets: Sequence[int] | None = None,
+    target_budget: int | None = None,
+) -> list[list[int]]:
     """``order`` cut into batches, longest first, each at most ``budget`` padded tokens
-    (batch size x its longest length; a pair longer than the budget runs alone)."""
+    (batch size x its longest length) and ``target_budget`` target tokens (a pair over either
+    budget runs alone)."""
     ranked = sorted(range(len(order)), key=lambda k: (-lengths[k], k))
     out: list[list[int]] = []
     current: list[int] = []
     width = 0
+    scored = 0
     for k in ranked:
-        if current and width * (len(current) + 1) > budget:
+        more = targets[k] if targets is not None else 0
+        too_many = target_budget is not None and scored + more > target_budget
+        if current and (width * (len(current) + 1) > budget or too_many):
             out.append(current)
             current = []
         if not current:
             width = lengths[k]
+            scored = 0
         current.append(order[k])
+        scored += more
     if current:
         out.append(current)
     return out
