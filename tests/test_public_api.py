@@ -28,6 +28,7 @@ PUBLIC = {
     "aevaluate",
     "calibrate",
     "evaluate",
+    "finish_run",
     "list_metrics",
     "metric",
 }

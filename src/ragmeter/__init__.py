@@ -70,6 +70,8 @@ def evaluate(
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
+    group_by: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
     progress: bool | ProgressFunction | None = None,
     resume: bool = False,
     keep_rows: bool = True,
@@ -97,6 +99,12 @@ def evaluate(
         no run record beside them.
     report : path, optional
         Write the HTML report there at the end.
+    group_by : str, optional
+        A dotted path into each row (``metadata.category``) the report groups by.
+    labels : path, optional
+        Human labels of a uniform random sample of this run (``docs/calibration.md``): the
+        run is calibrated with them (:func:`calibrate`) and the calibration kept in its record
+        (``info["calibration"]``), where the report and ``compare`` read it.
     progress : bool or callable, optional
         Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
         or in a notebook only. A function is called instead with ``(rows done, total rows or
@@ -116,6 +124,8 @@ def evaluate(
             settings=settings,
             out=out,
             report=report,
+            group_by=group_by,
+            labels=labels,
             progress=progress,
             resume=resume,
             keep_rows=keep_rows,
@@ -132,6 +142,8 @@ async def aevaluate(
     settings: Settings | None = None,
     out: str | Path | IO[str] | None = None,
     report: str | Path | None = None,
+    group_by: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
     progress: bool | ProgressFunction | None = None,
     resume: bool = False,
     keep_rows: bool = True,
@@ -152,13 +164,38 @@ async def aevaluate(
         keep_rows=keep_rows,
         outputs={"report": report},
     )
+    results_file = Path(out) if isinstance(out, str | Path) and not streamed else None
+    finish_run(result, results_file, report=report, group_by=group_by, labels=labels)
+    return result
+
+
+def finish_run(
+    result: RunResult,
+    results_file: str | os.PathLike[str] | None,
+    *,
+    report: str | os.PathLike[str] | None = None,
+    group_by: str | None = None,
+    labels: str | os.PathLike[str] | None = None,
+) -> None:
+    """What follows a run, whichever engine scored it: the calibration with ``labels`` (kept
+    in the run record, in memory and beside ``results_file``), then the HTML ``report`` (its
+    rows read back from ``results_file`` when the run did not keep them)."""
+    if labels is not None:
+        from ragmeter.result import read_sidecar, write_sidecar
+
+        calibration = calibrate(results_file if results_file is not None else result, labels)
+        record = calibration.as_record()
+        result.info["calibration"] = record
+        if results_file is not None and (info := read_sidecar(results_file)) is not None:
+            info["calibration"] = record
+            write_sidecar(results_file, info)
     if report is not None:
         from ragmeter.report.html import write_run_report
 
-        # Rows streamed to a results file and not kept are read back from it.
-        from_file = isinstance(out, str | Path) and not streamed and not keep_rows
-        write_run_report(result, report, results=Path(out) if from_file else None)
-    return result
+        from_file = results_file is not None and not result.rows
+        write_run_report(
+            result, report, results=results_file if from_file else None, group_by=group_by
+        )
 
 
 def _figure(result: RunResult, metric: str) -> Any:
@@ -224,6 +261,7 @@ __all__ = [
     "aevaluate",
     "calibrate",
     "evaluate",
+    "finish_run",
     "list_metrics",
     "metric",
 ]

@@ -28,14 +28,43 @@ a cause (:func:`failure_cause`). Only an :class:`UnavailableError` stops a run: 
 longer accepts connections or keeps not answering) or a :class:`ModelCacheError` (a model cache
 dir that cannot be written), an :class:`EndpointUnavailableError` (the embedder's endpoint,
 likewise): every later row would fail the same way.
+
+Errors name what the caller gave: a parameter as Python spells it (``out``, ``resume=True``),
+through :func:`param`. A front end that calls the API with its own names (the CLI's flags)
+says so with :func:`param_names` around the call; only it knows them.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from ragmeter.types import FailureCause
+
+#: The names a front end gives parameters (``{"out": "--out"}``), for the errors of its calls.
+_PARAM_NAMES: ContextVar[Mapping[str, str] | None] = ContextVar(
+    "ragmeter_param_names", default=None
+)
+
+
+def param(name: str, python: str | None = None) -> str:
+    """How an error names the parameter ``name``: what the front end calling calls it (see
+    :func:`param_names`), else ``python`` (``"resume=True"``), else ``name``."""
+    names = _PARAM_NAMES.get()
+    return names.get(name, python or name) if names else python or name
+
+
+@contextmanager
+def param_names(names: Mapping[str, str]) -> Iterator[None]:
+    """Within this block (and the tasks it starts), errors name parameters as ``names`` say:
+    the CLI passes ``{"out": "--out", "resume": "--resume", ...}``."""
+    token = _PARAM_NAMES.set(names)
+    try:
+        yield
+    finally:
+        _PARAM_NAMES.reset(token)
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:

@@ -31,6 +31,9 @@ METRICS = [
     "faithfulness",
     "claim_f1",
 ]
+#: Offline verdicts are cached: a second engine would read the first one's (details say
+#: ``cached``), so each run here computes its own.
+FRESH = ragmeter.Settings(use_cache=False)
 
 
 def _ray():
@@ -88,8 +91,10 @@ def _jsonl_with_problems(path: Path) -> Path:
 
 def _compare(tmp_path: Path, data: Path, **ray_kwargs) -> tuple[list[str], ragmeter.RunResult]:
     local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
-    local = ragmeter.evaluate(data, METRICS, out=local_out, progress=False)
-    result = run_ray(data, METRICS, out=ray_out, progress=False, keep_rows=True, **ray_kwargs)
+    local = ragmeter.evaluate(data, METRICS, out=local_out, progress=False, settings=FRESH)
+    result = run_ray(
+        data, METRICS, out=ray_out, progress=False, keep_rows=True, settings=FRESH, **ray_kwargs
+    )
     local_lines = local_out.read_text(encoding="utf-8").splitlines()
     ray_lines = ray_out.read_text(encoding="utf-8").splitlines()
     assert len(ray_lines) == len(local_lines)
@@ -147,12 +152,14 @@ def test_parquet_and_csv_inputs_match_the_local_engine(local_ray, tmp_path):
 def test_resume_writes_only_the_missing_rows(local_ray, tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
     full = tmp_path / "full.jsonl"
-    expected = ragmeter.evaluate(data, METRICS, out=full, progress=False)
+    expected = ragmeter.evaluate(data, METRICS, out=full, progress=False, settings=FRESH)
     lines = full.read_text(encoding="utf-8").splitlines(keepends=True)
     out = tmp_path / "out.jsonl"
     out.write_text("".join(lines[:17]) + lines[17][:25], encoding="utf-8")  # torn last line
     sidecar_path(out).write_text(sidecar_path(full).read_text())  # as a killed run leaves it
-    result = run_ray(data, METRICS, out=out, resume=True, num_workers=2, progress=False)
+    result = run_ray(
+        data, METRICS, out=out, resume=True, num_workers=2, progress=False, settings=FRESH
+    )
     assert out.read_bytes() == full.read_bytes()
     assert result.info["n_rows"] == len(lines)
     assert {k: s.as_dict() for k, s in result.summary.items()} == {
@@ -162,10 +169,12 @@ def test_resume_writes_only_the_missing_rows(local_ray, tmp_path):
 
 def test_resume_on_ray_computes_metrics_added_since_the_first_run(local_ray, tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
-    expected = ragmeter.evaluate(data, METRICS, progress=False)
+    expected = ragmeter.evaluate(data, METRICS, progress=False, settings=FRESH)
     out = tmp_path / "out.jsonl"
-    ragmeter.evaluate(data, METRICS[:2], out=out, progress=False)
-    result = run_ray(data, METRICS, out=out, resume=True, num_workers=2, progress=False)
+    ragmeter.evaluate(data, METRICS[:2], out=out, progress=False, settings=FRESH)
+    result = run_ray(
+        data, METRICS, out=out, resume=True, num_workers=2, progress=False, settings=FRESH
+    )
     assert {k: s.as_dict() for k, s in result.summary.items()} == {
         k: s.as_dict() for k, s in expected.summary.items()
     }
@@ -179,7 +188,7 @@ def test_cli_engine_ray_writes_the_local_engines_rows(local_ray, tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
     metrics = ",".join(METRICS)
     runner = CliRunner()
-    args = ["evaluate", str(data), "-m", metrics, "-q", "--no-progress"]
+    args = ["evaluate", str(data), "-m", metrics, "-q", "--no-progress", "--no-cache"]
     res = runner.invoke(app, [*args, "--out", str(tmp_path / "local.jsonl")])
     assert res.exit_code == 0, res.output
     res = runner.invoke(

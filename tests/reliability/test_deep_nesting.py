@@ -109,13 +109,12 @@ def test_nesting_up_to_the_limit_is_read(tmp_path: Path) -> None:
 def test_an_unexpected_error_exits_2_with_error_never_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    import ragmeter.runner
     from ragmeter.cli import main
 
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr(ragmeter.runner, "evaluate", boom)
+    monkeypatch.setattr(ragmeter, "evaluate", boom)  # the CLI goes through the public API
     (tmp_path / "d.jsonl").write_text(json.dumps(OK) + "\n")
     monkeypatch.setattr(
         sys, "argv", ["ragmeter", "evaluate", str(tmp_path / "d.jsonl"), "-m", "k_precision"]

@@ -93,7 +93,7 @@ def test_the_offline_judge_analyzes_and_verifies_in_at_most_workers_threads() ->
 
 
 def test_cli_workers_set_the_local_runs_cores(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    import ragmeter.runner as runner_module
+    import ragmeter as api  # the CLI goes through the public API
 
     got: list[Settings] = []
 
@@ -101,7 +101,7 @@ def test_cli_workers_set_the_local_runs_cores(monkeypatch: pytest.MonkeyPatch, t
         got.append(settings)
         raise SystemExit(0)
 
-    monkeypatch.setattr(runner_module, "evaluate", fake_evaluate)
+    monkeypatch.setattr(api, "evaluate", fake_evaluate)
     data = tmp_path / "rows.jsonl"
     data.write_text('{"question": "q", "answer": "a", "contexts": ["c"]}\n')
     CliRunner().invoke(app, ["evaluate", str(data), "-m", "token_recall", "--workers", "1", "-q"])

@@ -42,7 +42,7 @@ from ragmeter.cli.output import (
     parse_assignments,
     print_error,
 )
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, param_names
 from ragmeter.settings import DEFAULT_DEADLINE
 
 log = logging.getLogger("ragmeter")
@@ -113,6 +113,20 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+#: How ``evaluate``'s errors name its parameters on the command line.
+EVALUATE_FLAGS = {
+    "data": "the input",
+    "data_path": "the input",
+    "out": "--out",
+    "report": "--report",
+    "cache_path": "--cache",
+    "resume": "--resume",
+    "column_map": "--column",
+    "group_by": "--group-by",
+    "labels": "--labels",
+}
 
 
 @contextlib.contextmanager
@@ -431,26 +445,14 @@ def evaluate(
     json_output: JsonOption = False,
 ) -> None:
     """Score DATA with the chosen metrics; print a summary; exit 1 when a gate fails."""
+    import ragmeter
     from ragmeter.config.criteria import load_criteria
-    from ragmeter.io.paths import check_outputs, is_stdout
+    from ragmeter.io.paths import is_stdout
     from ragmeter.result import sidecar_path
-    from ragmeter.runner import evaluate as run_evaluate
     from ragmeter.settings import Settings
 
     to_stdout = is_stdout(out)
     try:
-        check_outputs(
-            {"the input": data},
-            {
-                "--out": out,
-                "the run record of --out": (
-                    sidecar_path(out) if out is not None and not to_stdout else None
-                ),
-                "--report": report,
-                "--cache": None if no_cache else cache,
-            },
-            stdout=("--out",),
-        )
         if to_stdout and (resume or engine != "local"):
             raise ConfigError(
                 "--out - (standard output) works with the local engine and without --resume: "
@@ -512,7 +514,7 @@ def evaluate(
             from ragmeter.io.paths import results_lock
 
             lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
-            with lock or nullcontext():
+            with lock or nullcontext(), param_names(EVALUATE_FLAGS):
                 result = run_ray(
                     data,
                     metrics,
@@ -524,24 +526,29 @@ def evaluate(
                     resume=resume,
                     keep_rows=out is None,
                     progress=progress,
+                    outputs={"report": report},
                 )
+            ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=labels)
         elif engine == "local":
             if ray_address is not None:
                 raise ConfigError("--ray-address needs --engine ray.")
             started = time.time()
             try:
-                with signals_as_interrupt() as received:
-                    result = run_evaluate(
+                with signals_as_interrupt() as received, param_names(EVALUATE_FLAGS):
+                    result = ragmeter.evaluate(
                         data,
                         metrics,
                         column_map=columns,
                         settings=settings,
                         out=sys.stdout if to_stdout else out,
+                        report=report,
+                        group_by=group_by,
+                        labels=labels,
                         progress=False if quiet and progress is None else progress,
                         resume=resume,
                         # With --out FILE rows stream to the file (flat memory); the report
-                        # reads them.
-                        keep_rows=out is None or (to_stdout and report is not None),
+                        # and the calibration read them back.
+                        keep_rows=out is None,
                     )
             except KeyboardInterrupt:
                 record = None if to_stdout else _record_since(out, started)
@@ -555,13 +562,7 @@ def evaluate(
                 raise typer.Exit(exit_code(received)) from None
         else:
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
-        # Before the report, which shows it from the run record.
-        calibration = cal.calibrate_after_run(result, out, labels)
-        if report is not None:
-            from ragmeter.report.html import write_run_report
-
-            results = None if to_stdout else out  # rows streamed to --out are read from it
-            write_run_report(result, report, results=results, group_by=group_by)
+        calibration = result.info.get("calibration")
     except RagmeterError as exc:
         fail(str(exc))
         return

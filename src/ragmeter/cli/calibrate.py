@@ -63,10 +63,11 @@ def _agreement(entry: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def print_calibration(calibration: Any, *, console: Console) -> None:
-    """A table of every calibrated metric, then agreement, how, and notes (on ``console``)."""
-    data = calibration.as_dict()
-    table = Table(title=f"calibration against {calibration.labels_path}")
+def print_calibration(record: dict[str, Any], *, console: Console) -> None:
+    """A table of every calibrated metric of ``record`` (a run record's ``calibration``:
+    ``Calibration.as_record()``), then agreement, how, and notes (on ``console``)."""
+    data = record["metrics"]
+    table = Table(title=f"calibration against {record['labels']}")
     for col in ("metric", "labels", "judge", "labels only", "calibrated (PPI++)", "bias"):
         table.add_column(col, no_wrap=col == "metric", justify="left")
     for name, entry in data.items():
@@ -84,15 +85,16 @@ def print_calibration(calibration: Any, *, console: Console) -> None:
         console.print(f"  how: {entry['how']}", highlight=False, markup=False)
         for note in entry["notes"]:
             console.print(f"  note: {note}", highlight=False, markup=False)
-    for note in calibration.notes:
+    for note in record["notes"]:
         console.print(f"note: {note}", highlight=False, markup=False)
 
 
-def check_calibrated_gates(calibration: Any, gates: dict[str, float]) -> list[str]:
-    """Messages for every gate the calibrated interval fails: a higher-is-better metric fails
-    when the interval's lower bound is below the gate, a lower-is-better one when its upper
-    bound is above; a metric without a calibrated interval fails, saying why."""
-    data = calibration.as_dict()
+def check_calibrated_gates(record: dict[str, Any], gates: dict[str, float]) -> list[str]:
+    """Messages for every gate the calibrated interval of ``record`` (as
+    :func:`print_calibration`'s) fails: a higher-is-better metric fails when the interval's
+    lower bound is below the gate, a lower-is-better one when its upper bound is above; a
+    metric without a calibrated interval fails, saying why."""
+    data = record["metrics"]
     failed = []
     for name, threshold in gates.items():
         entry = data.get(name)
@@ -159,8 +161,8 @@ def calibrate_command(
     if as_json:
         typer.echo(json.dumps(calibration.as_dict(), indent=2, ensure_ascii=False))
     else:
-        print_calibration(calibration, console=out_console)
-    failed = check_calibrated_gates(calibration, gates)
+        print_calibration(calibration.as_record(), console=out_console)
+    failed = check_calibrated_gates(calibration.as_record(), gates)
     if failed:
         for line in failed:
             err_console.print(f"FAIL {line}", highlight=False, markup=False)
@@ -173,28 +175,6 @@ def check_gate_option(gate: str, labels: Path | None) -> None:
         raise ConfigError(f"Unknown --gate {gate!r}. Choose 'mean' or 'calibrated'.")
     if gate == "calibrated" and labels is None:
         raise ConfigError("--gate calibrated gates on the calibrated interval: add --labels FILE.")
-
-
-def calibrate_after_run(result: Any, out: Path | None, labels: Path | None) -> Any:
-    """``evaluate --labels``: calibrate the run just made and keep the calibration in its run
-    record (``calibration``: the labels file, its selection, and the JSON object of
-    ``ragmeter calibrate --json``), where the report and ``compare`` read it. ``None``
-    without labels."""
-    if labels is None:
-        return None
-    import ragmeter
-    from ragmeter.result import read_sidecar, write_sidecar
-
-    calibration = ragmeter.calibrate(out if out is not None else result, labels)
-    record = calibration.as_record()
-    if isinstance(result.info, dict):
-        result.info["calibration"] = record
-    if out is not None:
-        info = read_sidecar(out)
-        if info is not None:
-            info["calibration"] = record
-            write_sidecar(out, info)
-    return calibration
 
 
 def register(app: typer.Typer) -> None:

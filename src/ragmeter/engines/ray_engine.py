@@ -33,13 +33,13 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, RagmeterError, UnavailableError
+from ragmeter.errors import ConfigError, RagmeterError, UnavailableError, param
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.paths import ReplacingWriter
+from ragmeter.io.paths import ReplacingWriter, check_outputs
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.result import RunResult, json_record, write_sidecar
+from ragmeter.result import RunResult, json_record, sidecar_path, write_sidecar
 from ragmeter.runner import BatchScorer, Plan, Runner, make_result, stopped_message
 from ragmeter.types import RowResult, Usage
 
@@ -223,6 +223,7 @@ def run_ray(
     resume: bool = False,
     keep_rows: bool = False,
     progress: bool | None = None,
+    outputs: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Evaluate the file ``data_path`` on Ray; rows and summaries as :func:`ragmeter.evaluate`.
 
@@ -246,6 +247,9 @@ def run_ray(
         read and scored by the cluster; with a judge their calls come from the cache).
     keep_rows : bool
         Also return every row in ``RunResult.rows`` (memory grows with the data).
+    outputs : mapping, optional
+        Other files the caller writes after the run (``{"report": path}``), checked with
+        ``out`` and the cache before anything runs.
     progress : bool, optional
         Ray Data's progress bars; by default only on a terminal.
     """
@@ -265,6 +269,15 @@ def run_ray(
         raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
     if resume and out is None:
         raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+    check_outputs(
+        {param("data_path"): data_path},
+        {
+            param("out"): out,
+            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
+            **{param(name): path for name, path in (outputs or {}).items()},
+            param("cache_path"): settings.cache_path if settings.use_cache else None,
+        },
+    )
     try:
         import ray
         import ray.data  # fails without the [data] extra

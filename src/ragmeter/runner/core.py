@@ -25,6 +25,7 @@ from ragmeter.errors import (
     ConfigError,
     DeadlineError,
     UnavailableError,
+    param,
 )
 from ragmeter.io.activity import Activity, noting, watching
 from ragmeter.io.columns import ColumnMap
@@ -92,14 +93,17 @@ async def aevaluate(
     if stream is not None:
         out = None
     if resume and out is None:
-        raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+        raise ConfigError(
+            f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
+            "file to resume."
+        )
     check_outputs(
-        {"data": data},
+        {param("data"): data},
         {
-            "out": out,
-            "the run record of out": sidecar_path(out) if out is not None else None,
-            **(outputs or {}),
-            "cache_path": settings.cache_path if settings.use_cache else None,
+            param("out"): out,
+            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
+            **{param(name): path for name, path in (outputs or {}).items()},
+            param("cache_path"): settings.cache_path if settings.use_cache else None,
         },
     )
     cmap = ColumnMap.from_any(column_map)
