@@ -75,6 +75,9 @@ def _load(folder: Path, threads: int) -> _Loaded:
     # Prepacked copies of the matrices would double the weights in memory (2.1 GB resident
     # instead of 1.5 GB for Gemma 3 270M) for no measured speed: bench/context_relevance_onnx.py.
     options.add_session_config_entry("session.disable_prepacking", "1")
+    # Waiting threads do not spin: the run's other work (the offline judge's Python, spaCy)
+    # needs the cores between the model's calls.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(
         str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
     )
