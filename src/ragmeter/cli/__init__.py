@@ -369,7 +369,8 @@ def evaluate(
             metavar="DTYPE",
             help="Context relevance numerics: 'auto' (float32 for a GGUF model on onnxruntime, "
             "the default; for a transformers model on torch, bfloat16 on CPUs with native "
-            "bfloat16, else float32), 'float32' (Unitxt's) or 'bfloat16' (torch only).",
+            "bfloat16, else float32), 'float32' (Unitxt's), 'bfloat16' (torch only) or 'int8' "
+            "(onnxruntime only: faster, not float32's scores; docs/speed.md).",
         ),
     ] = "auto",
     reward_model: Annotated[

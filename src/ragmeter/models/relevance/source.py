@@ -120,8 +120,9 @@ def _onnx_converted(packaged: PackagedGGUF) -> bool:
     return converted(conversion_folder(packaged.name, packaged.sha256))
 
 
-def onnx_folder(source: ModelSource) -> Path:
-    """The ONNX conversion of ``source`` (converting it the first time)."""
+def onnx_folder(source: ModelSource, *, int8: bool = False) -> Path:
+    """The ONNX conversion of ``source`` (converting it the first time); ``int8``: the one
+    with int8 matrix products."""
     from ragmeter.models.relevance.gguf.convert import convert_gguf
 
     if source.packaged is not None:
@@ -130,7 +131,7 @@ def onnx_folder(source: ModelSource) -> Path:
         sha256 = sha256_of(source.gguf)
     else:
         raise ModelUnavailableError(f"The relevance model {source.name!r} is not a GGUF.")
-    return convert_gguf(source.name, sha256, source.open_gguf())
+    return convert_gguf(source.name, sha256, source.open_gguf(), int8=int8)
 
 
 def _torch_folder(packaged: PackagedGGUF) -> Path:

@@ -93,14 +93,22 @@ __all__ = [
 OFFLINE_GGUF_SHA256 = PACKAGED["smollm2"].sha256
 
 
-Dtype = Literal["auto", "float32", "bfloat16"]
+Dtype = Literal["auto", "float32", "bfloat16", "int8"]
 #: How pairs run through the model; recorded with every score.
 Method = Literal["packed", "single", "padded"]
 
 _DTYPE_ENV = "RAGMETER_RELEVANCE_DTYPE"
-_DTYPES = ("auto", "float32", "bfloat16")
+_DTYPES = ("auto", "float32", "bfloat16", "int8")
 #: Rows of one language-model-head product; a fixed shape keeps every row's numbers the same.
 _HEAD_ROWS = 64
+
+
+_INT8_ONNX_ONLY = (
+    "The int8 context relevance runs on onnxruntime, for a GGUF model (the offline default "
+    "among them): its layers' matrix products in dynamic int8, faster and not float32's "
+    "scores (docs/speed.md). Use runtime 'onnx' or 'auto' with a GGUF model, or dtype "
+    "'float32'."
+)
 
 
 def _requested_dtype(dtype: str) -> Dtype:
@@ -237,6 +245,8 @@ class QuestionLikelihood:
         max_context_tokens: int = 512,
     ) -> None:
         self.requested_dtype = _requested_dtype(dtype)
+        if self.requested_dtype == "int8":
+            raise ConfigError(_INT8_ONNX_ONLY)
         if batch_size < 1:
             raise ConfigError(f"The relevance batch_size must be >= 1. Got {batch_size}.")
         if pack_tokens < 16:
@@ -513,16 +523,26 @@ def load_question_likelihood(
     chosen = requested_runtime(runtime)
     if wanted == "bfloat16" and chosen == "auto":
         chosen = "torch"
+    if wanted == "int8" and chosen == "torch":
+        raise ConfigError(_INT8_ONNX_ONLY)
     source = resolve_relevance_model(spec, runtime=chosen)
     if source.runtime == "onnx":
         if wanted == "bfloat16":
             raise ConfigError(
-                "The ONNX runtime computes context relevance in float32 only. Use dtype "
-                "'float32' or 'auto', or runtime 'torch' for bfloat16."
+                "The ONNX runtime computes context relevance in float32 only (or int8 with "
+                "dtype 'int8'). Use dtype 'float32' or 'auto', or runtime 'torch' for bfloat16."
+            )
+        if wanted == "int8":
+            return OnnxQuestionLikelihood(
+                source.name + "-int8",
+                lambda: onnx_folder(source, int8=True),
+                max_context_tokens=max_context_tokens,
             )
         return OnnxQuestionLikelihood(
             source.name, lambda: onnx_folder(source), max_context_tokens=max_context_tokens
         )
+    if wanted == "int8":
+        raise ConfigError(_INT8_ONNX_ONLY)
     return QuestionLikelihood(
         source,
         dtype=dtype,
