@@ -107,9 +107,9 @@ def test_an_unknown_verifier_is_refused_with_the_choices():
 
 
 def test_nli_options_without_an_nli_verifier_are_refused():
-    with pytest.raises(ConfigError, match="--verifier-threshold, --device"):
+    with pytest.raises(ConfigError, match="verifier_threshold, device"):
         _judge(verifier_threshold=0.7, device="cpu")
-    with pytest.raises(ConfigError, match="--allow-download"):
+    with pytest.raises(ConfigError, match="allow_download"):
         _judge(allow_download=True)
 
 

@@ -424,7 +424,7 @@ def test_unknown_metrics_get_suggestions_and_bad_options_clear_errors(tmp_path: 
         (("--column", "nonsense"), ("expected FIELD=COLUMN",)),
         (("--column", "anwser=x"), ("Unknown field 'anwser'", "Did you mean 'answer'")),
         (("-m", "faithfulness", "--judge", "gpt4"), ("Unknown judge 'gpt4'", "openai:MODEL")),
-        (("--resume",), ("needs out=PATH",)),
+        (("--resume",), ("--resume needs --out",)),
         (("--engine", "spark", "-o", out), ("Unknown --engine 'spark'",)),
         (("-m", "mrr"), ("field 'contexts_ids'", "--column contexts_ids=COLUMN")),
     ]

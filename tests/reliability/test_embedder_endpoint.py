@@ -154,7 +154,7 @@ def test_a_refusing_embeddings_endpoint_stops_the_run(tmp_path: Path) -> None:
         with pytest.raises(EndpointUnavailableError, match="HTTP 401") as info:
             run_with_embedder(server, tmp_path)
         assert server.requests == 1  # not once more for every row
-    assert "--resume" in str(info.value)
+    assert "resume=True" in str(info.value)  # from Python: the parameter, not the flag
 
 
 @pytest.mark.timeout(60)

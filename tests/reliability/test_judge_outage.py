@@ -155,7 +155,7 @@ def test_a_refusal_raises_with_the_reason_and_keeps_the_rows_scored(
         ragmeter.evaluate(
             data, METRICS, settings=settings_for(server.base_url, batch_size=5), out=out
         )
-    assert str(out) in str(info.value) and "--resume" in str(info.value)
+    assert str(out) in str(info.value) and "resume=True" in str(info.value)  # Python words
     # Stopped at once: no more refused requests than were in flight.
     assert server.stats()["refused_calls"] <= CONCURRENCY
     assert scored_lines(out, expected)

@@ -6,8 +6,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from ragmeter.errors import DataError
 from ragmeter.cli.report import register
+from ragmeter.errors import DataError
 from ragmeter.report.compare import compare_runs
 from ragmeter.report.load import Run
 

@@ -112,7 +112,7 @@ def test_a_silent_judge_is_warned_about_then_the_deadline_stops_the_run_keeping_
         )
     warnings = [r.getMessage() for r in caplog.records if "No reply" in r.getMessage()]
     assert warnings and "1 request in flight; 3 of 3 rows waiting" in warnings[0]
-    assert "--resume" in str(info.value) and "--deadline" in str(info.value)
+    assert "resume=True" in str(info.value) and "Settings(deadline=...)" in str(info.value)
     assert time.now - 1000.0 >= 300.0
     # Nothing was scored, so nothing replaced out: no results file, no record.
     assert not out.exists()

@@ -123,9 +123,16 @@ EVALUATE_FLAGS = {
     "report": "--report",
     "cache_path": "--cache",
     "resume": "--resume",
-    "column_map": "--column",
+    "column_map": "--column FIELD=COLUMN",
     "group_by": "--group-by",
     "labels": "--labels",
+    "deadline": "--deadline",
+    "timeout": "--timeout",
+    "verifier": "--verifier",
+    "verifier_label": "--verifier-label",
+    "verifier_threshold": "--verifier-threshold",
+    "device": "--device",
+    "allow_download": "--allow-download",
 }
 
 

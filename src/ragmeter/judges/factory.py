@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.errors import ConfigError, did_you_mean
+from ragmeter.errors import ConfigError, did_you_mean, param
 from ragmeter.judges.base import Judge, Verifier
 from ragmeter.judges.shared_analysis import SharedJudge, Step
 from ragmeter.settings import Settings
@@ -62,17 +62,17 @@ def with_verifier(judge: Judge, settings: Settings) -> Judge:
         given = [
             option
             for option, value in (
-                ("--verifier-label", settings.verifier_label),
-                ("--verifier-threshold", settings.verifier_threshold),
-                ("--device", settings.device),
-                ("--allow-download", settings.allow_download or None),
+                (param("verifier_label"), settings.verifier_label),
+                (param("verifier_threshold"), settings.verifier_threshold),
+                (param("device"), settings.device),
+                (param("allow_download"), settings.allow_download or None),
             )
             if value is not None
         ]
         if given:
             raise ConfigError(
                 f"{', '.join(given)} set the nli: verifier, and the verifier is {spec!r}. "
-                "Add --verifier nli:PATH_OR_NAME, or drop them."
+                f"Add {param('verifier')} nli:PATH_OR_NAME, or drop them."
             )
     if spec == "judge":
         return judge

@@ -195,7 +195,7 @@ def stopped_message(exc: UnavailableError, n_rows: int, out: str | Path | None) 
         return f"{exc} The run stopped. Pass out=PATH to keep the rows scored before a stop."
     return (
         f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the cause, then rerun "
-        "with --resume to score the rest."
+        f"with {param('resume', 'resume=True')} to score the rest."
     )
 
 
@@ -621,14 +621,15 @@ def resumed_note(out: Path | None, resumed: Resumed, total: int | None) -> str:
     partial = len(resumed.partial)
     extra = f", {partial} rows get the metrics they lack" if partial else ""
     rest = "" if total is None else f"; {max(total - reused, 0)} of {total} rows to score"
-    return f"--resume: {reused} scored rows of {out} reused{extra}{rest}."
+    return f"{param('resume', 'resume=True')}: {reused} scored rows of {out} reused{extra}{rest}."
 
 
 def deadline_message(deadline: float | None, remaining: int | None) -> str:
     """Why a run stopped at its deadline, and what becomes of the rows not scored."""
     rows = "" if remaining is None else f" of the {remaining} rows this run was to score"
     return (
-        f"The run's deadline of {clock_text(deadline or 0)} ({deadline:g} s; --deadline, "
-        f"Settings(deadline=...)) passed. The rows not scored{rows} are not written: "
-        "--resume scores them. Raise --deadline, or give 0 for none."
+        f"The run's deadline of {clock_text(deadline or 0)} ({deadline:g} s; "
+        f"{param('deadline', 'Settings(deadline=...)')}) passed. The rows not scored{rows} are "
+        f"not written: {param('resume', 'resume=True')} scores them. Raise "
+        f"{param('deadline', 'the deadline')}, or give 0 for none."
     )

@@ -12,6 +12,7 @@ from ragmeter.errors import (
     ConfigError,
     DataError,
     ModelUnavailableError,
+    param,
 )
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import RowSource
@@ -84,7 +85,8 @@ class Plan:
             raise DataError(
                 "No metric can run on this data: none of the fields the metrics need were found. "
                 f"Columns found: {', '.join(source.columns) or '(none)'}. Map columns with "
-                "--column FIELD=COLUMN; see 'ragmeter metrics' for what each metric needs."
+                f"{param('column_map', 'column_map={FIELD: COLUMN}')}; see 'ragmeter metrics' "
+                "for what each metric needs."
             )
         return cls(specs, auto=True, skipped=skipped)
 

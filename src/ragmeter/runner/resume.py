@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import DataError
+from ragmeter.errors import DataError, param
 from ragmeter.io.fingerprint import same_input
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.readers import open_rows
@@ -114,14 +114,14 @@ def load_resumed(
                 + "; ".join(differences)
                 + ". Resuming would mix the scores of two runs in one file under one mean. "
                 "Resume with the options the run record names, or write to a new path "
-                "(out, --out); cached judge replies make the rerun cheap."
+                f"({param('out')}); cached judge replies make the rerun cheap."
             )
     changed = changed_meanings(info.get("metrics"), where=str(out), names=metrics)
     if changed:
         raise DataError(
-            " ".join(changed) + " Resuming would mix the two formulas in one file: give --out "
-            "a new path (cached judge replies make the rerun cheap), or resume with the old "
-            "formula's new name."
+            " ".join(changed) + " Resuming would mix the two formulas in one file: give "
+            f"{param('out')} a new path (cached judge replies make the rerun cheap), or resume "
+            "with the old formula's new name."
         )
     expect = results_expect(info)
     if expect.n_rows is None:  # the first run stopped before it counted the input's rows
@@ -207,17 +207,22 @@ def check_resumable(
     """The run record of ``results`` if it was written for the input ``fingerprint`` names;
     ``DataError`` otherwise (the file is left as it is)."""
     record = sidecar_path(results)
-    fresh = "Give --out a new path, or leave out --resume to start over (the file is replaced)."
+    fresh = (
+        f"Give {param('out')} a new path, or leave out {param('resume', 'resume=True')} to "
+        "start over (the file is replaced)."
+    )
     if fingerprint is None:
         raise DataError(
-            f"--resume needs data that can be read twice, to check that {results} holds its "
-            "results: a file path, a list, a DataFrame or a Dataset, not an iterator."
+            f"{param('resume', 'resume=True')} needs data that can be read twice, to check "
+            f"that {results} holds its results: a file path, a list, a DataFrame or a Dataset, "
+            "not an iterator."
         )
     info = read_sidecar(results)
     if info is None:
         raise DataError(
             f"{results} has no run record ({record.name} beside it), so it was not written by "
-            f"ragmeter, or its record was deleted; --resume appends only to results of this "
+            f"ragmeter, or its record was deleted; {param('resume', 'resume=True')} appends only "
+            "to results of this "
             f"input. {fresh}"
         )
     recorded = info.get("input")

@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from ragmeter.errors import param
 from ragmeter.io.activity import Activity
 from ragmeter.runner.pace import clock_text
 from ragmeter.runner.progress import Progress
@@ -91,8 +92,8 @@ class Watch:
         message = (
             f"No reply from the judge or model endpoint for {clock_text(silent)}: "
             f"{in_flight} request{'s' if in_flight != 1 else ''} in flight{waiting}. "
-            "The run goes on (each request is retried after --timeout); stop it with Ctrl-C to "
-            "keep the rows scored and --resume later."
+            f"The run goes on (each request is retried after {param('timeout')}); stop it with "
+            f"Ctrl-C to keep the rows scored and {param('resume', 'resume=True')} later."
         )
         log.warning(message)
         return message
