@@ -76,7 +76,9 @@ def runtime_versions() -> dict[str, str | None]:
 
 
 def _digest(payload: Any) -> str:
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # ASCII escapes: a lone surrogate in the input (text decoded with surrogateescape, or
+    # from a JSON escape) must key and store like any other character, not fail utf-8.
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -147,7 +149,7 @@ class OfflineStore:
                 "noncommittal": analysis.noncommittal,
                 "meta": analysis.meta,
             },
-            ensure_ascii=False,
+            ensure_ascii=True,
         )
         self.cache.put(self.analysis_key(request), reply, model=self.name, prompt=_ANALYZE)
 
@@ -176,7 +178,7 @@ class OfflineStore:
                 self.block_key(block),
                 json.dumps(
                     {"matrix": matrix, "support": support, "evidence": evidence},
-                    ensure_ascii=False,
+                    ensure_ascii=True,
                 ),
             )
             for block, (matrix, support, evidence) in zip(blocks, verdicts, strict=True)
