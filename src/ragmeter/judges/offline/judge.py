@@ -34,9 +34,10 @@ judge is a calibrated verifier instead:
   premise is judged on its own (the IDF weights count the block's claims and that premise's
   sentences, never another premise; the model reads one pair at a time).
 
-The pieces live beside this module: the features (``offline_features``, ``offline_nli``,
-``offline_conflicts``), what is checked (``offline_checks``), the calibrations
-(``offline_calibration``) and the analyze helpers (``offline_analysis``).
+The pieces live beside this module in ``judges/offline/``: the features (``features``,
+``model_features``, ``conflicts``), what is checked (``checks``), the calibrations
+(``calibration``), the model-decides path (``verdict``), the analyze helpers (``analysis``,
+``claim_split``, ``regex_claims``, ``reference_reading``) and the verdict store (``stored``).
 
 ``MODEL_CALIBRATION`` (the default when onnxruntime is installed) and
 ``LEXICAL_CALIBRATION`` (the fallback without it) were fitted by
@@ -141,7 +142,7 @@ _ROLE = ALL_FEATURES.index("role_conflict")
 T = TypeVar("T")
 
 
-#: How the trained model's probabilities become verdicts (``offline_verdict``): fitted by
+#: How the trained model's probabilities become verdicts (``verdict``): fitted by
 #: ``bench/meta/fit_model_decision.py`` across sources, never on the probe set.
 MODEL_DECISION = ModelDecision(
     w_entail=0.3883,
