@@ -25,7 +25,8 @@ padded batches on 1 thread; each line gives wall and CPU seconds, pairs/s, the l
 and the subprocess's peak resident memory (``ru_maxrss``); then the speed ratios and the
 largest |batched - one per call| score difference. ``--memory-rows N`` also runs
 ``ragmeter evaluate`` on N such rows with ``-m context_relevance`` in a subprocess and prints
-its time and peak resident memory.
+its time and peak resident memory (``--memory-dtype int8``: with ``--relevance-dtype int8``;
+``--skip-speed``: that run only).
 
 Run from the project root::
 
@@ -33,6 +34,8 @@ Run from the project root::
     PYTHONPATH=src python bench/context_relevance_onnx.py --models gemma3-270m --limit 20
     .venv/bin/python bench/context_relevance_onnx.py --speed [--speed-pairs 24] [--rounds 2]
     .venv/bin/python bench/context_relevance_onnx.py --speed --memory-rows 100
+    .venv/bin/python bench/context_relevance_onnx.py --speed --skip-speed --memory-rows 100 \
+        --memory-dtype int8
 """
 
 from __future__ import annotations
@@ -196,7 +199,7 @@ def speed(args: argparse.Namespace) -> None:
     scores: dict[str, np.ndarray] = {}
     print(f"== speed: {args.speed_pairs} pairs (contexts of ~95 words), cpu count {os.cpu_count()}")
     with tempfile.TemporaryDirectory() as tmp:
-        for round_ in range(args.rounds):
+        for round_ in range(0 if args.skip_speed else args.rounds):
             for label, threads, tokens in configs:
                 out = str(Path(tmp) / f"{len(scores)}.npy")
                 command = [sys.executable, str(here), "--speed-worker", str(threads)]
@@ -213,14 +216,15 @@ def speed(args: argparse.Namespace) -> None:
                     f" s, CPU {got['cpu']:5.1f} s, {args.speed_pairs / got['cpu']:.2f} pairs per "
                     f"CPU s) load {got['load']:.1f}, peak RSS {got['rss_mb']:.0f} MB"
                 )
-    best = {label: max(values) for label, values in rates.items()}
-    before, after, one = (best[label] for label, _, _ in configs)
-    print(
-        f"  best of {args.rounds}: batched / one per call {after / before:.2f}x; "
-        f"2 threads / 1 thread {after / one:.2f}x"
-    )
-    gap = np.abs(scores[configs[1][0]] - scores[configs[0][0]]).max()
-    print(f"  max |batched - one per call| over {args.speed_pairs} pairs: {gap:.1e}")
+    if not args.skip_speed:
+        best = {label: max(values) for label, values in rates.items()}
+        before, after, one = (best[label] for label, _, _ in configs)
+        print(
+            f"  best of {args.rounds}: batched / one per call {after / before:.2f}x; "
+            f"2 threads / 1 thread {after / one:.2f}x"
+        )
+        gap = np.abs(scores[configs[1][0]] - scores[configs[0][0]]).max()
+        print(f"  max |batched - one per call| over {args.speed_pairs} pairs: {gap:.1e}")
     if args.memory_rows:
         from rag_rows import write_rows
 
@@ -229,6 +233,7 @@ def speed(args: argparse.Namespace) -> None:
             # A fresh parent measures it: ru_maxrss of children is the peak of all of them.
             command = [sys.executable, "-c", _MEASURED, sys.executable, "-m", "ragmeter"]
             command += ["evaluate", str(data), "-m", "context_relevance", "-q"]
+            command += ["--relevance-dtype", args.memory_dtype]
             command += ["--out", str(Path(tmp) / "o.jsonl")]
             started = time.perf_counter()
             done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -237,7 +242,8 @@ def speed(args: argparse.Namespace) -> None:
                 raise SystemExit(done.stderr[-3000:])
             got = json.loads(done.stdout.strip().splitlines()[-1])
             print(
-                f"  ragmeter evaluate -m context_relevance on {args.memory_rows} rows: "
+                f"  ragmeter evaluate -m context_relevance --relevance-dtype {args.memory_dtype} "
+                f"on {args.memory_rows} rows: "
                 f"{wall:.0f} s, CPU {got['cpu']:.0f} s, peak RSS {got['rss_mb']:.0f} MB "
                 f"(target < 1024), load {os.getloadavg()[0]:.1f}"
             )
@@ -276,6 +282,8 @@ def main() -> None:
     parser.add_argument("--speed-pairs", type=int, default=24)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--memory-rows", type=int, default=0)
+    parser.add_argument("--memory-dtype", default="auto", help="--relevance-dtype of that run")
+    parser.add_argument("--skip-speed", action="store_true", help="with --speed: memory only")
     args = parser.parse_args()
     if args.speed:
         speed(args)
