@@ -120,6 +120,6 @@ def test_the_message_says_what_was_kept_and_claims_cached_replies_only_when_ther
     assert offline.endswith("ragmeter evaluate d.jsonl --out r.jsonl --resume")
     judged = interrupted_message(Path("r.jsonl"), record, [signal.SIGTERM], args, cached=True)
     assert judged.startswith("Interrupted (SIGTERM)")
-    assert "replies they received are cached" in judged
+    assert "what the judge already gave them is cached" in judged
     streamed = interrupted_message(Path("-"), None, [], args)
     assert "went to standard output" in streamed and "--out FILE" in streamed

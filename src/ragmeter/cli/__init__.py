@@ -560,7 +560,7 @@ def evaluate(
                     )
             except KeyboardInterrupt:
                 record = None if to_stdout else _record_since(out, started)
-                cached = judge != "offline" and not no_cache
+                cached = not no_cache  # LLM replies and offline verdicts alike
                 err_console.print(
                     interrupted_message(out, record, received, None, cached=cached),
                     highlight=False,

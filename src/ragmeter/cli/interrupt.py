@@ -69,7 +69,8 @@ def interrupted_message(
     cached: bool = False,
 ) -> str:
     """What an interrupted run kept and how to continue it (``cached``: the judge's replies
-    are in its cache, so the rows scored again cost no call received before)."""
+    and the offline judge's verdicts are in the cache, so the rows scored again do not pay
+    twice for what they already got)."""
     what = signal.Signals(received[0]).name if received else "SIGINT"
     if out is None or str(out) == "-":
         went = "went to standard output" if out is not None else "are not kept"
@@ -86,7 +87,7 @@ def interrupted_message(
     kept, in_flight = stopped.get("rows_kept", 0), stopped.get("rows_in_flight", 0)
     again = ""
     if in_flight:
-        replies = " (the judge replies they received are cached)" if cached else ""
+        replies = " (what the judge already gave them is cached)" if cached else ""
         again = f"; {in_flight} rows being scored are scored again by --resume{replies}"
     return (
         f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
