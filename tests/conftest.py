@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,15 @@ def _isolated_user_dirs(
     # put back after every test (tqdm reads TQDM_DISABLE when it is first imported).
     monkeypatch.delenv("TQDM_DISABLE", raising=False)
     monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _secrets_registered_in_a_test_stay_in_it() -> Iterator[None]:
+    """A judge registers its key as a secret for the rest of the process (io.redact): a test's
+    key ("test") must not mask that word in every later test's output."""
+    from ragmeter.io import redact
+
+    saved = set(redact._registered)
+    yield
+    redact._registered.clear()
+    redact._registered.update(saved)

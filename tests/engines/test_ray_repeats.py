@@ -31,7 +31,7 @@ def test_the_ray_engine_records_the_judges_noise_as_the_local_engine(tmp_path):
         settings = Settings(
             judge="openai:test-model",
             base_url=server.base_url,
-            api_key="test",
+            api_key="sk-repeats-test-key",
             use_cache=False,
             repeats=2,
         )

@@ -125,7 +125,7 @@ def test_each_repeat_of_an_llm_judge_is_cached_on_its_own(tmp_path):
             settings = Settings(
                 judge="openai:test-model",
                 base_url=server.base_url,
-                api_key="test",
+                api_key="sk-repeats-test-key",
                 cache_path=str(cache),
                 repeats=repeats,
             )
