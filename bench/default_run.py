@@ -1,0 +1,89 @@
+"""The README main command's metric set (the offline default) on realistic rows: time and memory.
+
+Writes ``--rows`` rows like a RAG run's (``bench/rag_rows.py``: a question, 3-5 contexts of
+about 95 words, a 1-3 sentence answer and a reference; no ids, so the retrieval metrics are
+skipped as on such data), then runs ``ragmeter evaluate ROWS --out R --no-cache`` (every metric
+whose fields the rows have, the judge cache off so nothing is read back) in a child process,
+first on ``--baseline-rows`` rows as the baseline of the same run. Prints wall time, rows/s,
+peak resident memory of each child, and the ratio of seconds per row. A run past
+``--timeout`` is stopped and reported as longer than it. Issue 27's targets: 1,000 rows in
+<= 5 minutes and <= 1 GB on 2 cores.
+
+    python bench/default_run.py [--rows 1000] [--baseline-rows 100] [--timeout 1200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rag_rows import write_rows
+
+
+def run(rows: int, folder: Path, timeout: float) -> dict[str, object]:
+    data = write_rows(folder / f"rows{rows}.jsonl", rows)
+    out = folder / f"r{rows}.jsonl"
+    command = [sys.executable, "-m", "ragmeter", "evaluate", str(data), "--out", str(out)]
+    command += ["--no-cache", "-q"]
+    code = (
+        "import resource, subprocess, sys, json, time; t = time.perf_counter();"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=float("
+        f"{timeout!r}));"
+        "print(json.dumps({'rc': p.returncode, 'seconds': time.perf_counter() - t,"
+        " 'rss_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,"
+        " 'err': p.stderr[-400:]}))"
+    )
+    started = time.perf_counter()
+    try:
+        probe = subprocess.run(
+            [sys.executable, "-c", code, *command], capture_output=True, text=True, check=False
+        )
+        result = json.loads(probe.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
+        result = {"rc": None, "seconds": time.perf_counter() - started, "rss_mb": None}
+        result["err"] = f"stopped after {timeout:g} s"
+    record = out.with_name(out.name + ".run.json")
+    if record.is_file():
+        result["metrics"] = len(json.loads(record.read_text(encoding="utf-8")).get("summary", {}))
+    result["rows"] = rows
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1000)
+    parser.add_argument("--baseline-rows", type=int, default=100)
+    parser.add_argument("--timeout", type=float, default=1200)
+    args = parser.parse_args()
+    print(f"cores: {os.cpu_count()}, load before: {os.getloadavg()[0]:.1f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [run(n, Path(tmp), args.timeout) for n in (args.baseline_rows, args.rows)]
+    for r in results:
+        rate = r["rows"] / r["seconds"] if r["rc"] == 0 else None
+        shown = f"{rate:.2f} rows/s" if rate else f"did not finish ({r.get('err')})"
+        rss = f"{r['rss_mb']:.0f} MB" if r["rss_mb"] else "?"
+        print(
+            f"{r['rows']} rows: {r['seconds']:.1f} s, {shown}, peak {rss}, "
+            f"{r.get('metrics', '?')} metrics"
+        )
+    base, big = results
+    if base["rc"] == 0 and big["rc"] == 0:
+        ratio = (big["seconds"] / big["rows"]) / (base["seconds"] / base["rows"])
+        print(f"seconds per row, {big['rows']} vs {base['rows']} rows: {ratio:.2f}x")
+        print(
+            f"target: {big['rows']} rows <= 300 s and <= 1024 MB: "
+            f"{big['seconds'] <= 300 and big['rss_mb'] <= 1024}"
+        )
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
