@@ -33,14 +33,21 @@ from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, RagmeterError, UnavailableError, param
+from ragmeter.errors import ConfigError, RagmeterError, UnavailableError
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.paths import ReplacingWriter, check_outputs
+from ragmeter.io.paths import ReplacingWriter
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.result import RunResult, json_record, sidecar_path, write_sidecar
-from ragmeter.runner import BatchScorer, Plan, Runner, make_result, stopped_message
+from ragmeter.result import RunResult, json_record, write_sidecar
+from ragmeter.runner import (
+    BatchScorer,
+    Plan,
+    Runner,
+    check_run_outputs,
+    make_result,
+    stopped_message,
+)
 from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
@@ -269,15 +276,7 @@ def run_ray(
         raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
     if resume and out is None:
         raise ConfigError("resume=True needs out=PATH: the results file to resume.")
-    check_outputs(
-        {param("data_path"): data_path},
-        {
-            param("out"): out,
-            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
-            **{param(name): path for name, path in (outputs or {}).items()},
-            param("cache_path"): settings.cache_path if settings.use_cache else None,
-        },
-    )
+    check_run_outputs("data_path", data_path, out, settings, outputs)
     try:
         import ray
         import ray.data  # fails without the [data] extra

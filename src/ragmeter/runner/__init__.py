@@ -15,6 +15,7 @@ from ragmeter.runner.batch_scorer import BatchScorer
 from ragmeter.runner.core import (
     Runner,
     aevaluate,
+    check_run_outputs,
     evaluate,
     make_result,
     public_settings,
@@ -30,6 +31,7 @@ __all__ = [
     "Plan",
     "Runner",
     "aevaluate",
+    "check_run_outputs",
     "evaluate",
     "make_result",
     "public_settings",

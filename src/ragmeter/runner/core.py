@@ -97,15 +97,7 @@ async def aevaluate(
             f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
             "file to resume."
         )
-    check_outputs(
-        {param("data"): data},
-        {
-            param("out"): out,
-            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
-            **{param(name): path for name, path in (outputs or {}).items()},
-            param("cache_path"): settings.cache_path if settings.use_cache else None,
-        },
-    )
+    check_run_outputs("data", data, out, settings, outputs)
     cmap = ColumnMap.from_any(column_map)
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source, criteria=settings.criteria)
@@ -187,6 +179,27 @@ def stream_of(out: Any) -> IO[str] | None:
             f"Got {type(out).__name__}."
         )
     return out
+
+
+def check_run_outputs(
+    data_name: str,
+    data: Any,
+    out: str | Path | None,
+    settings: Settings,
+    outputs: Mapping[str, Any] | None = None,
+) -> None:
+    """Before any work: no output of a run (``out``, its run record, ``outputs`` such as the
+    report, the cache) is the input or another output; each named by its parameter
+    (:func:`ragmeter.errors.param`; ``data_name`` is the input's)."""
+    check_outputs(
+        {param(data_name): data},
+        {
+            param("out"): out,
+            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
+            **{param(name): path for name, path in (outputs or {}).items()},
+            param("cache_path"): settings.cache_path if settings.use_cache else None,
+        },
+    )
 
 
 def stopped_message(exc: UnavailableError, n_rows: int, out: str | Path | None) -> str:
