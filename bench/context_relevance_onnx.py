@@ -55,9 +55,9 @@ import numpy as np
 from offline_models import DATA, THREADS, idle_rate, load_pairs, timed
 
 from ragmeter.models.relevance.gguf.convert import convert_gguf
+from ragmeter.models.relevance.loader import load_question_likelihood
 from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood
 from ragmeter.models.relevance.source import resolve_relevance_model
-from ragmeter.models.relevance.torch_scorer import load_question_likelihood
 
 
 def pair_scores(scorer: Any, triples: list[tuple[str, str, str]]) -> tuple[np.ndarray, float]:
@@ -74,11 +74,11 @@ def same_tokens(onnx: Any, torch: Any, triples: list[tuple[str, str, str]]) -> s
     contexts = [c for _, pos, neg in triples for c in (pos, neg)]
     questions = [q for q, _, _ in triples for _ in (0, 1)]
     prompts = sum(
-        a == b for a, b in zip(onnx.prompt_ids(contexts), torch._prompt_ids(contexts), strict=True)
+        a == b for a, b in zip(onnx.prompt_ids(contexts), torch.prompt_ids(contexts), strict=True)
     )
     targets = sum(
         a == b
-        for a, b in zip(onnx.target_ids(questions), torch._target_ids(questions), strict=True)
+        for a, b in zip(onnx.target_ids(questions), torch.target_ids(questions), strict=True)
     )
     return f"prompts {prompts}/{len(contexts)}, targets {targets}/{len(questions)}"
 

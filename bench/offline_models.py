@@ -125,7 +125,7 @@ def bench_relevance(
     import numpy as np
 
     from ragmeter.metrics.context_relevance import ContextRelevanceFamily
-    from ragmeter.models.relevance.torch_scorer import load_question_likelihood
+    from ragmeter.models.relevance.loader import load_question_likelihood
     from ragmeter.types import Sample
 
     samples = [Sample(question=q, contexts=(pos, neg)) for q, pos, neg in triples]

@@ -142,11 +142,11 @@ def pmi_rows(answers: Sequence[Answer]) -> list[str]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging
 
-    from ragmeter.models.relevance.torch_scorer import _convert_gguf, resolve_relevance_model
+    from ragmeter.models.relevance.source import convert_for_transformers, resolve_relevance_model
 
     logging.disable_progress_bar()
     source = resolve_relevance_model("offline")
-    path = source.location or _convert_gguf(source.gguf)  # type: ignore[arg-type]
+    path = source.location or convert_for_transformers(source)
     tok = AutoTokenizer.from_pretrained(path)
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16).eval()
 

@@ -53,10 +53,13 @@ def _cache() -> Path:
 def model_dir(name: str) -> str:
     """A transformers folder for ``name``, converting the GGUF once when needed."""
     if name == "smollm2":
-        from ragmeter.models.relevance.torch_scorer import _convert_gguf, resolve_relevance_model
+        from ragmeter.models.relevance.source import (
+            convert_for_transformers,
+            resolve_relevance_model,
+        )
 
         source = resolve_relevance_model("offline")
-        return source.location or _convert_gguf(source.gguf)  # type: ignore[arg-type]
+        return source.location or convert_for_transformers(source)
     if name != "gemma":
         raise SystemExit(f"Unknown model {name!r}: use smollm2 or gemma.")
     target = _cache() / "gemma3-270m"

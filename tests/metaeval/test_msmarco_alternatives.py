@@ -69,9 +69,9 @@ class _FixedLM:
 
 
 def test_lm_pmi_is_log_ratio_to_the_empty_content_prior(monkeypatch):
-    from ragmeter.models.relevance import torch_scorer as lm_scorer
+    from ragmeter.models.relevance import loader
 
-    monkeypatch.setattr(lm_scorer, "load_question_likelihood", lambda *a, **k: _FixedLM())
+    monkeypatch.setattr(loader, "load_question_likelihood", lambda *a, **k: _FixedLM())
     samples = [
         {"question": "sky colour?", "contexts": ["The sky is blue."]},
         {"question": "sky colour?", "contexts": ["Grass grows."]},

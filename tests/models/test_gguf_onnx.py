@@ -24,9 +24,9 @@ from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
 from ragmeter.models.relevance.gguf.convert import DONE_MARK, convert_gguf  # noqa: E402
 from ragmeter.models.relevance.gguf.onnx_graph import write_model  # noqa: E402
 from ragmeter.models.relevance.gguf.reader import read_gguf  # noqa: E402
+from ragmeter.models.relevance.loader import load_question_likelihood  # noqa: E402
 from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood  # noqa: E402
 from ragmeter.models.relevance.source import resolve_relevance_model  # noqa: E402
-from ragmeter.models.relevance.torch_scorer import load_question_likelihood  # noqa: E402
 
 LAYERS, HEADS, KV_HEADS, HEAD_DIM, FFN = 3, 4, 2, 8, 48
 HIDDEN = HEADS * HEAD_DIM
@@ -426,7 +426,7 @@ def test_onnx_runtime_refuses_what_it_cannot_run(tmp_path: Path) -> None:
 NO_TORCH = """
 import json, sys
 from ragmeter.metrics.context_relevance import ContextRelevanceFamily
-from ragmeter.models.relevance.torch_scorer import load_question_likelihood
+from ragmeter.models.relevance.loader import load_question_likelihood
 from ragmeter.types import Sample
 
 scorer = load_question_likelihood(sys.argv[1])

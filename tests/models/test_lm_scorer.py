@@ -13,13 +13,11 @@ transformers = pytest.importorskip("transformers")
 from ragmeter.errors import ConfigError, ModelUnavailableError  # noqa: E402
 from ragmeter.models.relevance import packed_attention  # noqa: E402
 from ragmeter.models.relevance import torch_scorer as lm_scorer  # noqa: E402
+from ragmeter.models.relevance.loader import load_question_likelihood  # noqa: E402
 from ragmeter.models.relevance.packed_attention import pack_rows  # noqa: E402
-from ragmeter.models.relevance.torch_scorer import (  # noqa: E402
-    RELEVANCE_PROMPT,
-    QuestionLikelihood,
-    load_question_likelihood,
-    resolve_relevance_model,
-)
+from ragmeter.models.relevance.prompt import RELEVANCE_PROMPT  # noqa: E402
+from ragmeter.models.relevance.source import resolve_relevance_model  # noqa: E402
+from ragmeter.models.relevance.torch_scorer import QuestionLikelihood  # noqa: E402
 
 WORDS = [
     "generate",

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ragmeter.models.relevance.loader import load_question_likelihood
 from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood, _batches
-from ragmeter.models.relevance.torch_scorer import load_question_likelihood
 
 MSMARCO = "data/trulens_msmarco_context_relevance/ms_marco_hard_neg_balanced.csv"
 

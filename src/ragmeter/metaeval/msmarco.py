@@ -180,7 +180,7 @@ def pmi_scores(
     ``conditional`` reuses the run's ``context_relevance`` values when it was measured.
     """
     from ragmeter.errors import RagmeterError
-    from ragmeter.models.relevance.torch_scorer import load_question_likelihood
+    from ragmeter.models.relevance.loader import load_question_likelihood
 
     out = Scored()
     started = time.perf_counter()

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics, in_chunks
-from ragmeter.models.relevance.torch_scorer import QuestionLikelihood, load_question_likelihood
+from ragmeter.models.relevance.loader import load_question_likelihood
+from ragmeter.models.relevance.runtime import QuestionScorer
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "ContextRelevanceFamily", "build"]
@@ -87,7 +88,7 @@ def _outcomes(
 class ContextRelevanceFamily:
     """Scores the context-relevance metrics of a batch with one question-likelihood model."""
 
-    def __init__(self, scorer: QuestionLikelihood) -> None:
+    def __init__(self, scorer: QuestionScorer) -> None:
         self.scorer = scorer
 
     def score_samples(

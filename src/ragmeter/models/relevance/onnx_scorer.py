@@ -1,11 +1,8 @@
 """Question likelihood on onnxruntime, from a GGUF converted to ONNX: no torch.
 
 Same score as :class:`ragmeter.models.relevance.torch_scorer.QuestionLikelihood` for a causal LM
-(see that module for Unitxt's semantics): the prompt ``Generate a question based on the given
-content: {context}`` (context cut to ``max_context_tokens``) as the user turn of the
-model's chat template with the generation prompt, or, for a model without one, the prompt
-plus a newline after BOS; the target is the question's tokens and the end token; the score
-is ``exp(mean log P(target token))``.
+(see that module for Unitxt's semantics); the pairs' token ids are built by
+:class:`ragmeter.models.relevance.runtime.QuestionScorer`, as for torch.
 
 The model is the graph of :mod:`ragmeter.models.relevance.gguf.onnx_graph` (float32), converted
 once by :mod:`ragmeter.models.relevance.gguf.convert`. The prompt's leading tokens that every
@@ -26,14 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import cached_model, default_threads, encodable
-from ragmeter.models.relevance.prompt import (
-    RELEVANCE_PROMPT,
-    check_pairs,
-    cut_contexts,
-    prefix_offset,
-    shared_prefix,
-)
+from ragmeter.models._runtime import cached_model, default_threads
+from ragmeter.models.relevance.prompt import prefix_offset, shared_prefix
+from ragmeter.models.relevance.runtime import PromptFormat, PromptTokens, QuestionScorer
 
 __all__ = ["BATCH_TOKENS", "OnnxQuestionLikelihood"]
 
@@ -96,7 +88,7 @@ class _Prefix:
         return prefix_offset(self.ids, prompt)
 
 
-class OnnxQuestionLikelihood:
+class OnnxQuestionLikelihood(QuestionScorer):
     """Scores ``P(question | prompt(context))`` with a GGUF model converted to ONNX.
 
     Parameters
@@ -145,57 +137,29 @@ class OnnxQuestionLikelihood:
         """``"float32"``, or ``"int8"`` for a model converted with int8 matrix products."""
         return str(self.loaded.about.get("matmul", "float32"))
 
+    @property
+    def tokens(self) -> PromptTokens:
+        return self.loaded.tokenizer
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        return self.loaded.prompt_format
+
+    @property
+    def end_id(self) -> int:
+        return self.loaded.end_id
+
     def numerics(self) -> dict[str, Any]:
         """How the scores were computed, for each result's details."""
         method = "padded" if self.batch_tokens > 1 else "single"
         return {"dtype": self.dtype, "method": method, "runtime": "onnxruntime"}
 
-    def describe(self) -> dict[str, Any]:
-        """The model, backend, prompt format and numerics behind the scores."""
-        return {
-            "model": self.name,
-            "backend": "causal",
-            "prompt_format": self.loaded.prompt_format,
-            "prompt": RELEVANCE_PROMPT,
-            "max_context_tokens": self.max_context_tokens,
-            **self.numerics(),
-        }
-
-    # -- prompts -------------------------------------------------------------------------
-
-    def _cut(self, contexts: Sequence[str]) -> list[str]:
-        tokenizer = self.loaded.tokenizer
-        ids = tokenizer.encode(list(contexts), add_special_tokens=False)
-        return cut_contexts(contexts, ids, tokenizer.decode, self.max_context_tokens)
-
-    def prompt_ids(self, contexts: Sequence[str]) -> list[list[int]]:
-        """Token ids of each context's prompt (cut, templated)."""
-        loaded = self.loaded
-        tokenizer = loaded.tokenizer
-        prompts = [RELEVANCE_PROMPT.format(context=c) for c in self._cut(contexts)]
-        if loaded.prompt_format == "chat":
-            texts = [tokenizer.chat(p) for p in prompts]
-            return tokenizer.encode(texts, add_special_tokens=False)
-        return tokenizer.encode([p + "\n" for p in prompts], add_special_tokens=True)
-
-    def target_ids(self, questions: Sequence[str]) -> list[list[int]]:
-        """Token ids of each question, then the end token."""
-        loaded = self.loaded
-        rows = loaded.tokenizer.encode(list(questions), add_special_tokens=False)
-        return [[*row, loaded.end_id] for row in rows]
-
     # -- scoring -------------------------------------------------------------------------
 
-    def score(self, contexts: Sequence[str], questions: Sequence[str]) -> list[float]:
-        """One score in (0, 1] per pair (ValueError on unequal lengths)."""
-        check_pairs(contexts, questions)
-        if not contexts:
-            return []
-        sources = self.prompt_ids(encodable(contexts))
-        targets = self.target_ids(encodable(questions))
+    def _score_pairs(self, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
         prefix = self._shared_prefix()
         runs = []
-        for source, target in zip(sources, targets, strict=True):
+        for source, target in pairs:
             offset = prefix.offset(source)
             # The model reads the prompt after the prefix and the question but its last token;
             # the question's tokens are read from ``first`` on.

