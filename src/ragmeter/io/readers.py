@@ -453,8 +453,21 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def _flat_row(data: dict[Any, Any]) -> bool:
+    """Whether every value of ``data`` is flat or a list of flat values: two levels, never
+    too deep (:data:`MAX_DEPTH` is above 2)."""
+    flat = _FLAT_TYPES
+    for child in data.values():
+        kind = type(child)
+        if kind not in flat and not (kind is list and flat.issuperset(map(type, child))):
+            return False
+    return True
+
+
 def _shallow_row(index: int, data: Any, where: str, what: str | None = None) -> Row:
     """``Row(index, data, where)``, or a failed row when ``data`` nests too deep to handle."""
+    if type(data) is dict and _flat_row(data):
+        return Row(index, data, where)  # the common row, as _too_deep finds it
     if (type(data) is dict or isinstance(data, _NESTING)) and _too_deep(data):
         return Row(index, None, where, f"{what or where} {_TOO_DEEP}")
     return Row(index, data, where)

@@ -52,15 +52,20 @@ class Accumulator:
         values = self.values
         failed = undefined = 0
         for row in rows:
-            if metric in row.failures:
+            if row.failures and metric in row.failures:
                 failed += 1
             elif (value := row.scores.get(metric)) is None:
                 undefined += 1
             else:
                 values.append(value)
-                if row.details:
-                    self.count_verdicts(row.details.get(metric))
-                    self.count_refusals(row.details.get(metric))
+                details = row.details.get(metric) if row.details else None
+                # Most details (a lexical or retrieval score's) count neither: a dict
+                # without either key is passed over without two calls.
+                if details is not None and (
+                    type(details) is not dict or "verdict_count" in details or "refused" in details
+                ):
+                    self.count_verdicts(details)
+                    self.count_refusals(details)
         self.failed += failed
         self.undefined += undefined
         if len(values) >= self.spill_after:
