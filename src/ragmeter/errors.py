@@ -29,9 +29,10 @@ longer accepts connections or keeps not answering) or a :class:`ModelCacheError`
 dir that cannot be written), an :class:`EndpointUnavailableError` (the embedder's endpoint,
 likewise): every later row would fail the same way.
 
-Errors name what the caller gave: a parameter as Python spells it (``out``, ``resume=True``),
-through :func:`param`. A front end that calls the API with its own names (the CLI's flags)
-says so with :func:`param_names` around the call; only it knows them.
+Errors name what the caller gave: a parameter as Python spells it (``out``, ``resume=True``,
+``timeout=``), through :func:`param` and :func:`keyword`. A front end that calls the API with
+its own names (the CLI's flags) says so with :func:`param_names` around the call; only it
+knows them.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def param(name: str, python: str | None = None) -> str:
     :func:`param_names`), else ``python`` (``"resume=True"``), else ``name``."""
     names = _PARAM_NAMES.get()
     return names.get(name, python or name) if names else python or name
+
+
+def keyword(name: str) -> str:
+    """How an error names the keyword parameter ``name`` (a setting, an option): what the
+    front end calling calls it (see :func:`param_names`), else ``name=`` (``timeout=``)."""
+    return param(name, f"{name}=")
 
 
 @contextmanager

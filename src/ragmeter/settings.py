@@ -13,10 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.config.criteria import Criterion, as_criteria
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, param
 from ragmeter.types import Judge, Verifier
 
 __all__ = ["DEFAULT_DEADLINE", "Settings"]
+
+
+def _setting(name: str) -> str:
+    """How an error names the setting ``name``: what the front end calling calls it (the
+    CLI's ``--max-no-reply``, see :func:`ragmeter.errors.param_names`), else "The
+    'max_no_reply' setting"."""
+    return param(name, f"The {name!r} setting")
+
 
 #: A run's deadline unless told otherwise: six hours (CI services end jobs about then).
 DEFAULT_DEADLINE = 6 * 3600.0
@@ -83,13 +91,13 @@ class Settings:
     #: Seconds without any reply from the judge's (or a model's) endpoint, requests pending,
     #: before a warning on stderr says what is pending (0 or None: never).
     stall_warning: float | None = 30.0
-    #: Seconds the run may take in all; then it stops, keeping the rows scored (``--resume``
-    #: scores the rest). 0 or None: no deadline.
+    #: Seconds the run may take in all; then it stops, keeping the rows scored (a run with
+    #: ``resume=True`` scores the rest). 0 or None: no deadline.
     deadline: float | None = DEFAULT_DEADLINE
     #: The user's criteria, each a metric judged by the LLM judge (all of a row's in one
     #: call): a TOML path, a Criterion, or a list of them (:mod:`ragmeter.config.criteria`).
     criteria: tuple[Criterion, ...] = ()
-    #: How many times the judge scores each row (``--repeats``): each repeat's replies are
+    #: How many times the judge scores each row: each repeat's replies are
     #: cached apart, a row's score is the mean of its repeats, and the run record's
     #: ``judge_noise`` says how much they differ (:mod:`ragmeter.runner.repeats`). For an LLM
     #: or Python judge; the offline judge is deterministic and refuses more than one.
@@ -100,31 +108,31 @@ class Settings:
         object.__setattr__(self, "criteria", as_criteria(self.criteria))
         if self.max_concurrency < 1:
             raise ConfigError(
-                f"The 'max_concurrency' setting must be >= 1. Got {self.max_concurrency}."
+                f"{_setting('max_concurrency')} must be >= 1. Got {self.max_concurrency}."
             )
         if self.batch_size < 1:
-            raise ConfigError(f"The 'batch_size' setting must be >= 1. Got {self.batch_size}.")
+            raise ConfigError(f"{_setting('batch_size')} must be >= 1. Got {self.batch_size}.")
         if self.workers is not None and (
             isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1
         ):
             raise ConfigError(
-                "The 'workers' setting must be an integer >= 1 (cores to use), or None for "
+                f"{_setting('workers')} must be an integer >= 1 (cores to use), or None for "
                 f"every core. Got {self.workers!r}."
             )
         if not self.timeout > 0 or math.isinf(self.timeout):
             raise ConfigError(
-                f"The 'timeout' setting must be a number of seconds > 0. Got {self.timeout!r}."
+                f"{_setting('timeout')} must be a number of seconds > 0. Got {self.timeout!r}."
             )
         if self.max_retries < 0:
-            raise ConfigError(f"The 'max_retries' setting must be >= 0. Got {self.max_retries}.")
+            raise ConfigError(f"{_setting('max_retries')} must be >= 0. Got {self.max_retries}.")
         for name in ("max_reply_bytes", "max_claims"):
             if getattr(self, name) < 1:
-                raise ConfigError(f"The '{name}' setting must be >= 1. Got {getattr(self, name)}.")
+                raise ConfigError(f"{_setting(name)} must be >= 1. Got {getattr(self, name)}.")
         if isinstance(self.max_no_reply, bool) or not (
             isinstance(self.max_no_reply, int) and self.max_no_reply >= 0
         ):
             raise ConfigError(
-                "The 'max_no_reply' setting must be an integer >= 0 (0: never stop). "
+                f"{_setting('max_no_reply')} must be an integer >= 0 (0: never stop). "
                 f"Got {self.max_no_reply!r}."
             )
         for name in ("stall_warning", "deadline"):
@@ -135,21 +143,21 @@ class Settings:
                 or not (math.isfinite(seconds) and seconds >= 0)
             ):
                 raise ConfigError(
-                    f"The '{name}' setting must be a finite number of seconds >= 0 (0: none). "
+                    f"{_setting(name)} must be a finite number of seconds >= 0 (0: none). "
                     f"Got {seconds!r}."
                 )
         for name in ("price_in", "price_out"):
             price = getattr(self, name)
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(
-                    f"The '{name}' setting must be a finite number >= 0 (a price per 1M "
+                    f"{_setting(name)} must be a finite number >= 0 (a price per 1M "
                     f"tokens), or None for no cost. Got {price!r}."
                 )
         if isinstance(self.repeats, bool) or not (
             isinstance(self.repeats, int) and self.repeats >= 1
         ):
             raise ConfigError(
-                f"The 'repeats' setting must be an integer >= 1. Got {self.repeats!r}."
+                f"{_setting('repeats')} must be an integer >= 1. Got {self.repeats!r}."
             )
         if (
             self.repeats > 1
@@ -157,7 +165,7 @@ class Settings:
             and self.judge.split(":", 1)[0] == "offline"
         ):
             raise ConfigError(
-                f"The 'repeats' setting is {self.repeats}, but the offline judge is "
+                f"{_setting('repeats')} is {self.repeats}, but the offline judge is "
                 "deterministic: it gives a row the same claims and verdicts every time, so "
                 "repeats would measure no noise. Repeat an LLM judge (an 'openai:MODEL' judge), "
                 "or leave repeats at 1."
@@ -165,7 +173,7 @@ class Settings:
         for name in ("ks", "relevance_ks"):
             for k in getattr(self, name):
                 if not isinstance(k, int) or k < 1:
-                    raise ConfigError(f"The '{name}' setting must hold integers >= 1. Got {k!r}.")
+                    raise ConfigError(f"{_setting(name)} must hold integers >= 1. Got {k!r}.")
 
     @property
     def cores(self) -> int:

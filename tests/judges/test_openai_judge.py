@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.cache import JudgeCache
-from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError
+from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, param_names
 from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
@@ -308,8 +308,13 @@ def test_a_rejected_key_is_reported_without_the_key(server, tmp_path) -> None:
 
 
 def test_preflight_reports_an_unreachable_endpoint_with_the_fix(tmp_path) -> None:
+    """The fix names the parameter as the caller spells it: ``base_url=`` in Python, the
+    front end's name (the CLI's ``--base-url``) within its :func:`param_names`."""
     judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", cache=None)
-    with pytest.raises(JudgeError, match="Cannot reach.*--base-url"):
+    with pytest.raises(JudgeError, match=r"Cannot reach.*fix base_url= / OPENAI_BASE_URL"):
+        run(judge.preflight())
+    cli = param_names({"base_url": "--base-url"})
+    with cli, pytest.raises(JudgeError, match=r"Cannot reach.*fix --base-url / OPENAI_BASE_URL"):
         run(judge.preflight())
 
 

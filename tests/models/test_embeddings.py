@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.errors import ConfigError, ModelUnavailableError, param_names
 from ragmeter.metrics.base import Settings
 from ragmeter.models import embeddings as emb
 
@@ -104,7 +104,10 @@ def test_packaged_minilm_with_wrong_checksum_is_refused(monkeypatch: pytest.Monk
 
 def test_unknown_sentence_transformer_fails_fast_with_advice(tmp_path: Path) -> None:
     # With the hub off, a name missing from the HF cache fails before any heavy import.
-    with pytest.raises(ModelUnavailableError, match="local path"):
+    with pytest.raises(ModelUnavailableError, match="Pass a local folder as embedder "):
+        emb.make_embedder("someone/not-a-cached-model")
+    cli = param_names({"embedder": "--embedder"})  # the CLI's name for it
+    with cli, pytest.raises(ModelUnavailableError, match="Pass a local folder as --embedder "):
         emb.make_embedder("someone/not-a-cached-model")
 
 

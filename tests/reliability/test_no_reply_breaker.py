@@ -57,7 +57,9 @@ def test_requests_without_reply_in_a_row_stop_the_run_keeping_rows_scored(
     calls = server.stats()["chat_calls"]
     message = str(info.value)
     assert "no reply to 4 requests in a row" in message
-    assert "--max-no-reply" in message and "resume=True" in message  # Python names it
+    # The Python API names its parameters (the CLI's flags: tests/cli/test_param_wording.py).
+    assert "raise timeout= or max_no_reply=" in message and "resume=True" in message
+    assert "--" not in message
     # The answered calls, then four unanswered ones, and no more (not 6 tries for each row).
     assert calls == answered + 4, calls
     kept = [json.loads(line) for line in out.read_text().splitlines()]

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import inspect
 import logging
 import os
-import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -115,44 +113,46 @@ app = typer.Typer(
 )
 
 
-#: How ``evaluate``'s errors name its parameters on the command line.
+#: How ``evaluate``'s errors name its parameters (and ``Settings``' fields) on the command
+#: line: lower layers word them through ``ragmeter.errors.param``, the command passes this to
+#: ``param_names`` around its calls. A setting without a flag keeps its Python name.
 EVALUATE_FLAGS = {
     "data": "the input",
     "data_path": "the input",
     "out": "--out",
     "report": "--report",
     "cache_path": "--cache",
+    "use_cache": "--no-cache",
     "resume": "--resume",
     "column_map": "--column FIELD=COLUMN",
     "group_by": "--group-by",
     "labels": "--labels",
-    "deadline": "--deadline",
-    "timeout": "--timeout",
+    "criteria": "--criteria",
+    "judge": "--judge",
     "verifier": "--verifier",
     "verifier_label": "--verifier-label",
     "verifier_threshold": "--verifier-threshold",
     "device": "--device",
     "allow_download": "--allow-download",
+    "base_url": "--base-url",
+    "max_concurrency": "--max-concurrency",
+    "timeout": "--timeout",
+    "max_retries": "--max-retries",
+    "judge_id": "--judge-id",
+    "max_reply_bytes": "--max-reply-bytes",
+    "max_claims": "--max-claims",
+    "max_no_reply": "--max-no-reply",
+    "repeats": "--repeats",
+    "price_in": "--price-in",
+    "price_out": "--price-out",
+    "embedder": "--embedder",
+    "relevance_model": "--relevance-model",
+    "relevance_dtype": "--relevance-dtype",
+    "reward_model": "--reward-model",
+    "batch_size": "--batch-size",
+    "deadline": "--deadline",
+    "workers": "--workers",
 }
-
-
-@contextlib.contextmanager
-def as_flags() -> Iterator[None]:
-    """Word a ``Settings`` error by the evaluate command's flags: "The 'price_in' setting"
-    becomes "--price-in" (each flag is its setting's name with dashes)."""
-    try:
-        yield
-    except ConfigError as exc:
-        flags = set(inspect.signature(evaluate).parameters)
-
-        def flag(match: re.Match[str]) -> str:
-            name = match.group(1)
-            return f"--{name.replace('_', '-')}" if name in flags else match.group(0)
-
-        worded = re.sub(r"The '(\w+)' setting", flag, str(exc))
-        if worded == str(exc):
-            raise
-        raise ConfigError(worded) from None
 
 
 PluginOption = Annotated[
@@ -479,7 +479,7 @@ def evaluate(
         cal.check_gate_option(gate, labels)
         if labels is not None and to_stdout:
             raise ConfigError("--labels reads the results back: give --out a file, not '-'.")
-        with as_flags():
+        with param_names(EVALUATE_FLAGS):
             settings = Settings(
                 judge=judge,
                 **nli.verifier_settings(
@@ -512,7 +512,8 @@ def evaluate(
         if dry_run:
             from ragmeter.runner.dry_run import plan_run
 
-            planned = plan_run(data, metrics, column_map=columns, settings=settings)
+            with param_names(EVALUATE_FLAGS):
+                planned = plan_run(data, metrics, column_map=columns, settings=settings)
             print_dry_run(planned, as_json=json_output, console=out_console)
             return
         if engine == "ray":
@@ -536,7 +537,8 @@ def evaluate(
                     progress=progress,
                     outputs={"report": report},
                 )
-            ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=labels)
+            with param_names(EVALUATE_FLAGS):
+                ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=labels)
         elif engine == "local":
             if ray_address is not None:
                 raise ConfigError("--ray-address needs --engine ray.")

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextvars
 import os
-import random
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -41,18 +41,13 @@ from ragmeter.errors import (
     EndpointError,
     EndpointUnavailableError,
     ModelUnavailableError,
+    keyword,
+    param,
 )
-from ragmeter.io.http import (
-    DEFAULT_MAX_NO_REPLY,
-    REFUSALS,
-    BodyTooLarge,
-    Breaker,
-    no_reply_problem,
-    openai_http_client,
-    post_json,
-)
+from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
 from ragmeter.io.redact import redact, redact_url, register_secret, strip_credentials, url_secrets
-from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
+from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
+from ragmeter.io.retry import RetryPolicy
 from ragmeter.models._runtime import (
     cached_model,
     default_threads,
@@ -317,7 +312,8 @@ def _resolve_sentence_transformer(spec: str) -> str:
         raise ModelUnavailableError(
             f"The sentence-transformers model {spec!r} is neither a local folder nor in the "
             "local Hugging Face cache, and the hub is off (HF_HUB_OFFLINE). Pass a local "
-            "path, e.g. --embedder /path/to/model, or use the default embedder 'offline'."
+            f"folder as {param('embedder')} (e.g. /path/to/model), or use the default embedder "
+            "'offline'."
         )
     return spec
 
@@ -337,8 +333,8 @@ def _load_sentence_transformer(location: str, spec: str) -> Any:
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(
             f"Cannot load the sentence-transformers model {spec!r}: it is neither a local "
-            f"folder nor in the local Hugging Face cache ({error}). Pass a local path, e.g. "
-            "--embedder /path/to/model, or use the default embedder 'offline'."
+            f"folder nor in the local Hugging Face cache ({error}). Pass a local folder as "
+            f"{param('embedder')} (e.g. /path/to/model), or use the default embedder 'offline'."
         ) from error
 
 
@@ -424,21 +420,23 @@ class OpenAIEmbedder:
         if batch_size < 1:
             raise ConfigError(f"The embeddings batch_size must be >= 1. Got {batch_size}.")
         if not timeout > 0:
-            raise ConfigError(f"timeout must be > 0 seconds. Got {timeout}.")
+            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
         if max_reply_bytes < 1:
             raise ConfigError(f"max_reply_bytes must be >= 1. Got {max_reply_bytes}.")
-        try:
-            self._breaker = Breaker(max_no_reply)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        self._retries = Retries.of(
+            timeout=timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            max_no_reply=max_no_reply,
+            seed=seed,
+            sleep=sleep,
+        )
+        self._breaker = self._retries.breaker
         self.model = model
         self.name = f"openai:{model}"
         self.batch_size = batch_size
         self.timeout = timeout
         self.max_reply_bytes = max_reply_bytes
-        self.policy = retry_policy or RetryPolicy(max_retries=max_retries)
-        self._sleep = sleep or asyncio.sleep
-        self._rng = random.Random(seed)
         self._client = client
         #: Set once the endpoint refused or went away; every later call raises it.
         self._unavailable: EndpointUnavailableError | None = None
@@ -448,7 +446,7 @@ class OpenAIEmbedder:
             if base_url is None:
                 raise ConfigError(
                     f"Embedder {self.name!r} needs an API key. Set OPENAI_API_KEY (or pass "
-                    "api_key= in Python), or point --base-url at a local "
+                    f"api_key= in Python), or point {keyword('base_url')} at a local "
                     "OpenAI-compatible server."
                 )
             api_key = "not-needed"
@@ -507,80 +505,62 @@ class OpenAIEmbedder:
         return self._unavailable
 
     async def _request(self, client: Any, body: dict[str, Any]) -> Any:
-        """One ``/embeddings`` request with retries; the reply's JSON."""
-        import openai
+        """One ``/embeddings`` request, sent again as
+        :func:`~ragmeter.io.request_retries.send_with_retries` says; the reply's JSON."""
 
-        retries = 0
-        n = len(body["input"])
-        while True:
+        async def send() -> Any:
             if self._unavailable is not None:
                 raise EndpointUnavailableError(str(self._unavailable))
-            kind: FailureKind
-            status: int | None = None
-            retry_after: float | None = None
-            try:
-                reply = await post_json(
-                    client,
-                    "/embeddings",
-                    body,
-                    max_bytes=self.max_reply_bytes,
-                    timeout=self.timeout,
-                )
-            except BodyTooLarge:
-                self._breaker.reply()
-                raise EndpointError(
-                    f"The embeddings endpoint {self.public_endpoint} sent a reply of more than "
-                    f"{self.max_reply_bytes} bytes for {n} texts (max_reply_bytes); the rows "
-                    "fail. Lower --batch-size, or raise the cap in Python."
-                ) from None
-            except openai.APIStatusError as exc:
-                self._breaker.reply()
-                kind, status = "status", exc.status_code
-                problem = f"HTTP {status}: {_status_message(exc)}"
-                retry_after = parse_retry_after(exc.response.headers)
-            except (openai.APIConnectionError, TimeoutError) as exc:  # no reply at all
-                kind, problem = no_reply_problem(exc, self.timeout)
-                # A connection that cannot be opened has its own, shorter stop (below).
-                if kind != "connect" and self._breaker.no_reply():
-                    raise self._gone(
-                        f"The embeddings endpoint {self.public_endpoint} gave no reply to "
-                        f"{self._breaker.limit} requests in a row (the last: {problem}). Check "
-                        "that the server is up and answers, or raise --timeout or "
-                        "--max-no-reply."
-                    ) from None
-            else:
-                self._breaker.reply()
-                return reply
-            delay = self.policy.delay(
-                retries_done=retries,
-                kind=kind,
-                status=status,
-                retry_after=retry_after,
-                rng=self._rng,
+            return await post_json(
+                client, "/embeddings", body, max_bytes=self.max_reply_bytes, timeout=self.timeout
             )
-            if delay is None:
-                if kind == "status" and status in REFUSALS:
-                    raise self._gone(
-                        f"The embeddings endpoint {self.public_endpoint} answered {problem} for "
-                        f"the embedder {self.name!r}. Check OPENAI_API_KEY, the model name and "
-                        "--base-url."
-                    )
-                if kind == "connect":
-                    raise self._gone(
-                        f"The embeddings endpoint {self.public_endpoint} cannot be reached any "
-                        f"more: {problem}, {retries} retries. Start the server, or fix "
-                        "--base-url / OPENAI_BASE_URL."
-                    )
-                raise EndpointError(
-                    redact(
-                        f"The embeddings endpoint {self.public_endpoint} failed after {retries} "
-                        f"retries: {problem}.",
-                        [self._api_key],
-                    ),
-                    status=status,
-                )
-            retries += 1
-            await self._sleep(delay)
+
+        def give_up(why: GaveUp) -> EndpointError:
+            return self._gave_up(why, texts=len(body["input"]))
+
+        return await send_with_retries(
+            send,
+            self._retries,
+            status_problem=lambda exc: f"HTTP {exc.status_code}: {_status_message(exc)}",
+            give_up=give_up,
+        )
+
+    def _gave_up(self, why: GaveUp, *, texts: int) -> EndpointError:
+        """The error of a request for ``texts`` texts that gave up; a refusal, or an endpoint
+        gone, is remembered (:meth:`_gone`)."""
+        if why.reason == "too_large":
+            return EndpointError(
+                f"The embeddings endpoint {self.public_endpoint} sent a reply of more than "
+                f"{self.max_reply_bytes} bytes for {texts} texts (max_reply_bytes); the rows "
+                f"fail. Lower {param('batch_size')}, or raise the cap in Python."
+            )
+        if why.reason == "no_reply":
+            return self._gone(
+                f"The embeddings endpoint {self.public_endpoint} gave no reply to "
+                f"{self._breaker.limit} requests in a row (the last: {why.problem}). Check "
+                f"that the server is up and answers, or raise {keyword('timeout')} or "
+                f"{keyword('max_no_reply')}."
+            )
+        if why.reason == "status" and why.status in REFUSALS:
+            return self._gone(
+                f"The embeddings endpoint {self.public_endpoint} answered {why.problem} for "
+                f"the embedder {self.name!r}. Check OPENAI_API_KEY, the model name and "
+                f"{keyword('base_url')}."
+            )
+        if why.reason == "unreachable":
+            return self._gone(
+                f"The embeddings endpoint {self.public_endpoint} cannot be reached any "
+                f"more: {why.problem}, {why.retries} retries. Start the server, or fix "
+                f"{keyword('base_url')} / OPENAI_BASE_URL."
+            )
+        return EndpointError(
+            redact(
+                f"The embeddings endpoint {self.public_endpoint} failed after {why.retries} "
+                f"retries: {why.problem}.",
+                [self._api_key],
+            ),
+            status=why.status,
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return _in_length_order(texts, self.batch_size, self._run)
@@ -594,7 +574,8 @@ def _run_to_end(call: Coroutine[Any, Any, T]) -> T:
     except RuntimeError:
         return asyncio.run(call)
     with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-embed") as pool:
-        return pool.submit(asyncio.run, call).result()
+        # The errors' parameter names (ragmeter.errors.param_names) go with the call.
+        return pool.submit(contextvars.copy_context().run, asyncio.run, call).result()
 
 
 def _index(item: dict[str, Any]) -> int:

@@ -36,7 +36,6 @@ import dataclasses
 import json
 import logging
 import math
-import random
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -44,16 +43,15 @@ from urllib.parse import parse_qsl, urlparse
 
 from ragmeter.cache import JudgeCache, cache_key
 from ragmeter.config.criteria import CriteriaRequest, CriteriaVerdicts
-from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, JudgeUnavailableError
-from ragmeter.io.http import (
-    DEFAULT_MAX_NO_REPLY,
-    REFUSALS,
-    BodyTooLarge,
-    Breaker,
-    no_reply_problem,
-    openai_http_client,
-    post_json,
+from ragmeter.errors import (
+    ConfigError,
+    JudgeError,
+    JudgeReplyError,
+    JudgeUnavailableError,
+    keyword,
+    param,
 )
+from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
 from ragmeter.io.redact import (
     redact,
     redact_url,
@@ -61,7 +59,8 @@ from ragmeter.io.redact import (
     strip_credentials,
     url_secrets,
 )
-from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
+from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
+from ragmeter.io.retry import RetryPolicy
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.llm import criteria as C
 from ragmeter.judges.llm import schemas as S
@@ -96,7 +95,7 @@ def _redact(text: str, secret: str | None) -> str:
 
 
 class OpenAIJudge:
-    """The LLM judge for ``--judge openai:MODEL``."""
+    """The LLM judge of ``judge="openai:MODEL"``."""
 
     def __init__(
         self,
@@ -121,27 +120,35 @@ class OpenAIJudge:
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         if not model:
-            raise ConfigError("The judge model name is empty. Use --judge openai:MODEL.")
+            raise ConfigError(
+                "The judge model name is empty: name the model after 'openai:', e.g. "
+                "'openai:gpt-4o-mini'."
+            )
         if judge_id is not None and not judge_id.strip():
             raise ConfigError(
-                "judge_id is empty. Leave it out (the model name is used) or name the weights "
-                "behind the endpoint, e.g. --judge-id llama-3.1-8b-q4."
+                f"{param('judge_id')} is empty. Leave it out (the model name is used) or name "
+                "the weights behind the endpoint, e.g. 'llama-3.1-8b-q4'."
             )
         if max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be >= 1. Got {max_concurrency}.")
+            raise ConfigError(f"{param('max_concurrency')} must be >= 1. Got {max_concurrency}.")
         if timeout <= 0:
-            raise ConfigError(f"timeout must be > 0 seconds. Got {timeout}.")
+            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
         for label, cap in (("max_reply_bytes", max_reply_bytes), ("max_claims", max_claims)):
             if cap < 1:
-                raise ConfigError(f"{label} must be >= 1. Got {cap}.")
-        try:
-            self._breaker = Breaker(max_no_reply)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+                raise ConfigError(f"{param(label)} must be >= 1. Got {cap}.")
+        self._retries = Retries.of(
+            timeout=timeout,
+            max_retries=max_retries,
+            retry_policy=retry_policy,
+            max_no_reply=max_no_reply,
+            seed=seed,
+            sleep=sleep,
+        )
+        self._breaker = self._retries.breaker
         for label, price in (("price_in", price_in), ("price_out", price_out)):
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(
-                    f"{label} must be a finite number >= 0 (per 1M tokens). Got {price!r}."
+                    f"{param(label)} must be a finite number >= 0 (per 1M tokens). Got {price!r}."
                 )
         self.model = model
         self.name = f"openai:{model}"
@@ -168,10 +175,6 @@ class OpenAIJudge:
         self.price_in = price_in
         self.price_out = price_out
         self.params: dict[str, Any] = {"temperature": temperature}
-        self.policy = retry_policy or RetryPolicy(max_retries=max_retries)
-        self._rng = random.Random(seed)
-        #: ``await sleep(seconds)`` between retries: ``asyncio.sleep``, or the waits a test records.
-        self._sleep = sleep or asyncio.sleep
         self._mode = _MODES[0]
         self._analyze_prompt: Prompt = load_prompt("analyze")
         self._verify_prompt: Prompt = load_prompt("verify")
@@ -219,8 +222,8 @@ class OpenAIJudge:
     def _missing_key_message(self) -> str:
         return (
             f"No API key for the judge {self.name} at {self.public_endpoint}. Set OPENAI_API_KEY "
-            "(or pass api_key= in Python), or point --base-url at a local OpenAI-compatible "
-            "server."
+            f"(or pass api_key= in Python), or point {keyword('base_url')} at a local "
+            "OpenAI-compatible server."
         )
 
     def _record_tokens(self, response: Any) -> None:
@@ -270,7 +273,7 @@ class OpenAIJudge:
         hint = {
             401: "Check OPENAI_API_KEY (or api_key= in Python).",
             403: "The key lacks access to this model or endpoint.",
-            404: "Check the model name and --base-url (it usually ends in /v1).",
+            404: f"Check the model name and {keyword('base_url')} (it usually ends in /v1).",
         }.get(status, "")
         text = _redact(
             f"The judge endpoint {self.public_endpoint} answered HTTP {status} for model "
@@ -288,117 +291,108 @@ class OpenAIJudge:
         return error
 
     async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
-        """One chat completion with retries; returns the reply text (possibly invalid)."""
-        import openai
-
+        """One chat completion, sent again as
+        :func:`~ragmeter.io.request_retries.send_with_retries` says; returns the reply text
+        (possibly invalid)."""
         semaphore, client = self._bind()
-        retries = 0
-        while True:
+        sent_mode = self._mode
+
+        async def send() -> Any:
+            nonlocal sent_mode
             if self._unavailable is not None:
                 raise JudgeUnavailableError(str(self._unavailable))
-            kind: FailureKind
-            status: int | None = None
-            retry_after: float | None = None
-            sent_mode = self._mode
-            try:
-                async with semaphore:
-                    if self._unavailable is not None:  # it went while this one waited
-                        raise JudgeUnavailableError(str(self._unavailable))
-                    # The format is read as the request goes out: a refusal answered while
-                    # this one waited has already stepped it down.
-                    sent_mode = self._mode
-                    body = self._body(messages, name, schema)
-                    self.usage.calls += 1
-                    # ``timeout`` bounds the whole call, not each read: a server that drips a
-                    # byte at a time cannot hold it longer.
-                    response = await post_json(
-                        client,
-                        "/chat/completions",
-                        body,
-                        max_bytes=self.max_reply_bytes,
-                        timeout=self.timeout,
-                    )
-            except BodyTooLarge:
-                self._breaker.reply()
-                self.usage.failures += 1
-                raise JudgeReplyError(
-                    f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
-                    "bytes (the max_reply_bytes cap, --max-reply-bytes); the row fails and "
-                    "nothing is cached. Raise the cap to accept longer replies."
-                ) from None
-            except openai.APIStatusError as exc:
-                self._breaker.reply()
-                status = exc.status_code
-                problem = _error_message(exc)
-                if sent_mode != "none" and _format_refused(status, problem):
-                    if self._mode == sent_mode:  # not already stepped down by another request
-                        self._mode = _MODES[_MODES.index(sent_mode) + 1]
-                        log.info(
-                            "Judge %s: response_format %s refused (HTTP %s); now using %s.",
-                            self.name,
-                            sent_mode,
-                            status,
-                            self._mode,
-                        )
-                    continue
-                kind = "status"
-                retry_after = parse_retry_after(exc.response.headers)
-            except (openai.APIConnectionError, TimeoutError) as exc:  # no reply at all
-                kind, problem = no_reply_problem(exc, self.timeout)
-                # A connection that cannot be opened has its own, shorter stop (below).
-                if kind != "connect" and self._breaker.no_reply():
-                    self.usage.failures += 1
-                    raise self._gone(
-                        JudgeUnavailableError(
-                            _redact(
-                                f"The judge endpoint {self.public_endpoint} gave no reply to "
-                                f"{self._breaker.limit} requests in a row (the last: "
-                                f"{problem}). Check that the server is up and answers, or "
-                                "raise --timeout or --max-no-reply.",
-                                self._api_key,
-                            )
-                        )
-                    ) from None
-            else:
-                self._breaker.reply()
-                self._record_tokens(response)
-                return _reply_text(response)
-            delay = self.policy.delay(
-                retries_done=retries,
-                kind=kind,
-                status=status,
-                retry_after=retry_after,
-                rng=self._rng,
+            async with semaphore:
+                if self._unavailable is not None:  # it went while this one waited
+                    raise JudgeUnavailableError(str(self._unavailable))
+                # The format is read as the request goes out: a refusal answered while
+                # this one waited has already stepped it down.
+                sent_mode = self._mode
+                body = self._body(messages, name, schema)
+                self.usage.calls += 1
+                # ``timeout`` bounds the whole call, not each read: a server that drips a
+                # byte at a time cannot hold it longer.
+                return await post_json(
+                    client,
+                    "/chat/completions",
+                    body,
+                    max_bytes=self.max_reply_bytes,
+                    timeout=self.timeout,
+                )
+
+        def format_refused(status: int, problem: str) -> bool:
+            """A refused response format steps down (once per refused mode); ask again."""
+            if sent_mode == "none" or not _format_refused(status, problem):
+                return False
+            if self._mode == sent_mode:  # not already stepped down by another request
+                self._mode = _MODES[_MODES.index(sent_mode) + 1]
+                log.info(
+                    "Judge %s: response_format %s refused (HTTP %s); now using %s.",
+                    self.name,
+                    sent_mode,
+                    status,
+                    self._mode,
+                )
+            return True
+
+        def retrying(problem: str, retry: int, delay: float) -> None:
+            self.usage.retries += 1
+            log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retry, delay)
+
+        response = await send_with_retries(
+            send,
+            self._retries,
+            status_problem=_error_message,
+            give_up=self._gave_up,
+            send_again=format_refused,
+            retrying=retrying,
+        )
+        self._record_tokens(response)
+        return _reply_text(response)
+
+    def _gave_up(self, why: GaveUp) -> JudgeError:
+        """The error of a request that gave up; a refusal, or an endpoint gone, is remembered
+        (:meth:`_gone`)."""
+        self.usage.failures += 1
+        if why.reason == "too_large":
+            return JudgeReplyError(
+                f"The judge {self.name} sent a reply of more than {self.max_reply_bytes} "
+                f"bytes (the {param('max_reply_bytes')} cap); the row fails and nothing is "
+                "cached. Raise the cap to accept longer replies."
             )
-            if delay is None:
-                self.usage.failures += 1
-                if kind == "status" and status is not None:
-                    error = self._http_error(status, problem)
-                    if isinstance(error, JudgeUnavailableError):
-                        raise self._gone(error)
-                    raise error
-                if kind == "connect":
-                    raise self._gone(
-                        JudgeUnavailableError(
-                            _redact(
-                                f"The judge endpoint {self.public_endpoint} cannot be reached "
-                                f"any more: {problem}, {retries} retries. Start the server, or "
-                                "fix --base-url / OPENAI_BASE_URL.",
-                                self._api_key,
-                            )
-                        )
-                    )
-                raise JudgeError(
+        if why.reason == "status" and why.status is not None:
+            error = self._http_error(why.status, why.problem)
+            return self._gone(error) if isinstance(error, JudgeUnavailableError) else error
+        if why.reason == "no_reply":
+            return self._gone(
+                JudgeUnavailableError(
                     _redact(
-                        f"The judge endpoint {self.public_endpoint} failed after {retries} "
-                        f"retries: {problem}. Check that the server is up, or raise --timeout.",
+                        f"The judge endpoint {self.public_endpoint} gave no reply to "
+                        f"{self._breaker.limit} requests in a row (the last: {why.problem}). "
+                        f"Check that the server is up and answers, or raise "
+                        f"{keyword('timeout')} or {keyword('max_no_reply')}.",
                         self._api_key,
                     )
                 )
-            retries += 1
-            self.usage.retries += 1
-            log.debug("Judge %s: %s; retry %d in %.2f s.", self.name, problem, retries, delay)
-            await self._sleep(delay)
+            )
+        if why.reason == "unreachable":
+            return self._gone(
+                JudgeUnavailableError(
+                    _redact(
+                        f"The judge endpoint {self.public_endpoint} cannot be reached any more: "
+                        f"{why.problem}, {why.retries} retries. Start the server, or fix "
+                        f"{keyword('base_url')} / OPENAI_BASE_URL.",
+                        self._api_key,
+                    )
+                )
+            )
+        return JudgeError(
+            _redact(
+                f"The judge endpoint {self.public_endpoint} failed after {why.retries} "
+                f"retries: {why.problem}. Check that the server is up, or raise "
+                f"{keyword('timeout')}.",
+                self._api_key,
+            )
+        )
 
     def _capped(self, analysis: Analysis) -> Analysis:
         """``analysis``, or ``JudgeReplyError`` when an answer has more than ``max_claims``
@@ -413,7 +407,7 @@ class OpenAIJudge:
                 self.usage.failures += 1
                 raise JudgeReplyError(
                     f"The judge {self.name} found {count} claims in {what}, more than the "
-                    f"max_claims cap of {self.max_claims} (--max-claims); the row fails and the "
+                    f"{param('max_claims')} cap of {self.max_claims}; the row fails and the "
                     "reply is not cached. Raise the cap to score answers this long."
                 )
         return analysis
@@ -588,8 +582,8 @@ class OpenAIJudge:
             raise JudgeUnavailableError(
                 _redact(
                     f"Cannot reach the judge endpoint {self.public_endpoint} "
-                    f"({exc.__cause__ or exc}). Start the server, or fix --base-url / "
-                    "OPENAI_BASE_URL.",
+                    f"({exc.__cause__ or exc}). Start the server, or fix "
+                    f"{keyword('base_url')} / OPENAI_BASE_URL.",
                     self._api_key,
                 )
             ) from None
