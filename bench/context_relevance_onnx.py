@@ -28,6 +28,25 @@ largest |batched - one per call| score difference. ``--memory-rows N`` also runs
 its time and peak resident memory (``--memory-dtype int8``: with ``--relevance-dtype int8``;
 ``--skip-speed``: that run only).
 
+With ``--agreement`` (instead of the above): float32 and int8 of the default ONNX model side
+by side, in one run: on the TruLens MS MARCO suite (``--limit`` queries) each one's pairwise
+accuracy (the selected passage above its hard negative; ties count half) and AUROC (selected
+passages against hard negatives), and |int8 - float32|; on the ten labelled WikiEval
+questions (``../shared/data/wikieval/wikieval_original_10_samples.jsonl``) the
+``context_relevance`` family's score (the best context) of the better context list
+(``context_v1``) against the worse one (``context_v2``, padded with less relevant text):
+pairwise accuracy, as ``ragmeter metaeval wikieval`` counts it; and pairs/s of each on
+``--speed-pairs`` pairs from realistic rows (contexts of about 95 words), the two dtypes
+interleaved ``--rounds`` times in this process. It ends with the issue's condition for
+making int8 the default (MS MARCO pairwise accuracy within 0.01 of float32's).
+``--reference PATH`` (a ``.npy``): float32's MS MARCO scores are compared with those saved
+there (max |diff|, the 1e-4 bar for a change of the float32 path) or saved there when the
+file does not exist yet.
+
+With ``--memory-stages``: one process's resident memory (anonymous and file-backed: the
+weights are mapped from the converted file) after import, after the session is built, after
+the first pair and after ``--speed-pairs`` pairs, in ``--memory-dtype``.
+
 Run from the project root::
 
     PYTHONPATH=src python bench/context_relevance_onnx.py
@@ -36,6 +55,9 @@ Run from the project root::
     .venv/bin/python bench/context_relevance_onnx.py --speed --memory-rows 100
     .venv/bin/python bench/context_relevance_onnx.py --speed --skip-speed --memory-rows 100 \
         --memory-dtype int8
+    PYTHONPATH=src python bench/context_relevance_onnx.py --agreement [--limit 200] \
+        [--speed-pairs 48] [--rounds 2] [--reference bench/out/relevance_float32_msmarco.npy]
+    PYTHONPATH=src python bench/context_relevance_onnx.py --memory-stages --memory-dtype int8
 """
 
 from __future__ import annotations
@@ -52,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from offline_models import DATA, THREADS, idle_rate, load_pairs, timed
+from offline_models import DATA, LAST_CPU, THREADS, idle_rate, load_pairs, timed
 
 from ragmeter.models.relevance.gguf.convert import convert_gguf
 from ragmeter.models.relevance.loader import load_question_likelihood
@@ -77,8 +99,7 @@ def same_tokens(onnx: Any, torch: Any, triples: list[tuple[str, str, str]]) -> s
         a == b for a, b in zip(onnx.prompt_ids(contexts), torch.prompt_ids(contexts), strict=True)
     )
     targets = sum(
-        a == b
-        for a, b in zip(onnx.target_ids(questions), torch.target_ids(questions), strict=True)
+        a == b for a, b in zip(onnx.target_ids(questions), torch.target_ids(questions), strict=True)
     )
     return f"prompts {prompts}/{len(contexts)}, targets {targets}/{len(questions)}"
 
@@ -249,6 +270,158 @@ def speed(args: argparse.Namespace) -> None:
             )
 
 
+WIKIEVAL = DATA.parents[1] / "wikieval" / "wikieval_original_10_samples.jsonl"
+#: The issue's condition for an int8 default: MS MARCO pairwise accuracy within this of float32's.
+INT8_DEFAULT_GAP = 0.01
+
+
+def wikieval_accuracy(scorer: Any, path: Path) -> tuple[float | None, list[tuple[float, float]]]:
+    """Pairwise accuracy of ``context_relevance`` (the family's best-context score) of
+    ``context_v1`` over ``context_v2`` on the labelled WikiEval questions, and the pairs."""
+    from ragmeter.metaeval.stats import pairwise_accuracy
+    from ragmeter.metaeval.wikieval import load, pairs_for
+    from ragmeter.metrics.context_relevance import ContextRelevanceFamily
+    from ragmeter.types import Sample
+
+    rows = load(path.parents[1])
+    samples = [
+        Sample(question=s["question"], contexts=tuple(s["contexts"]))
+        for row in rows
+        for s in pairs_for("context relevance", row)
+    ]
+    out = ContextRelevanceFamily(scorer).score_samples(samples, ["context_relevance"])
+    values = [float(o["context_relevance"].value) for o in out]  # type: ignore[union-attr]
+    pairs = list(zip(values[0::2], values[1::2], strict=True))
+    return pairwise_accuracy([a for a, _ in pairs], [b for _, b in pairs]), pairs
+
+
+def agreement(args: argparse.Namespace) -> None:
+    """float32 and int8 side by side: MS MARCO, WikiEval, pairs/s on ~95-word contexts."""
+    from rag_rows import realistic_rows
+
+    from ragmeter.metaeval.stats import auroc
+
+    triples = load_pairs(args.data, args.limit)
+    scorers = {
+        dtype: load_question_likelihood("offline", runtime="onnx", dtype=dtype)
+        for dtype in ("float32", "int8")
+    }
+    print(
+        f"== agreement: {scorers['float32'].name}, float32 vs int8; {len(triples)} MS MARCO "
+        f"queries, threads {THREADS}, load {os.getloadavg()[0]:.1f}"
+    )
+    msmarco: dict[str, np.ndarray] = {}
+    wiki: dict[str, tuple[float | None, list[tuple[float, float]]]] = {}
+    for dtype, scorer in scorers.items():
+        _, load = timed(lambda scorer=scorer: scorer.score(["warm up"], ["warm up?"]))
+        print(f"  {dtype}: {scorer.name}, load {load:.1f} s, numerics {scorer.numerics()}")
+        msmarco[dtype], _ = pair_scores(scorer, triples)
+        wiki[dtype] = wikieval_accuracy(scorer, args.wikieval)
+    rows = realistic_rows(args.speed_pairs)
+    contexts = [c for r in rows for c in r["contexts"]][: args.speed_pairs]
+    questions = [r["question"] for r in rows for _ in r["contexts"]][: args.speed_pairs]
+    words = np.mean([len(c.split()) for c in contexts])
+    rates: dict[str, list[float]] = {dtype: [] for dtype in scorers}
+    per_cpu: dict[str, list[float]] = {dtype: [] for dtype in scorers}
+    for _ in range(args.rounds):
+        for dtype, scorer in scorers.items():
+            _, seconds = timed(lambda scorer=scorer: scorer.score(contexts, questions))
+            rates[dtype].append(len(contexts) / seconds)
+            per_cpu[dtype].append(len(contexts) / max(LAST_CPU[0], 1e-9))
+    labels = [1, 0] * len(triples)
+    print(
+        f"\n  {'':8s} {'MS MARCO pairwise':>17s} {'MS MARCO AUROC':>14s} "
+        f"{'WikiEval pairwise':>17s} {'pairs/s (best of ' + str(args.rounds) + ')':>20s} "
+        f"{'pairs per CPU s':>15s}"
+    )
+    for dtype in scorers:
+        acc = accuracy(msmarco[dtype])
+        area = auroc(msmarco[dtype].tolist(), labels)
+        wacc = wiki[dtype][0]
+        print(
+            f"  {dtype:8s} {acc:17.3f} {area:14.3f} {wacc:17.2f} "
+            f"{max(rates[dtype]):20.2f} {max(per_cpu[dtype]):15.2f}   (rounds: "
+            + ", ".join(f"{r:.2f}" for r in rates[dtype])
+            + ")"
+        )
+    print(
+        f"  (MS MARCO: {len(triples)} queries, {2 * len(triples)} pairs; WikiEval: "
+        f"{len(wiki['float32'][1])} questions, better vs worse context; speed: "
+        f"{len(contexts)} pairs, contexts of {words:.0f} words on average; load "
+        f"{os.getloadavg()[0]:.1f})"
+    )
+    gap = np.abs(msmarco["int8"] - msmarco["float32"])
+    print(f"  |int8 - float32| on MS MARCO: max {gap.max():.1e}, mean {gap.mean():.1e}")
+    flips = [
+        i
+        for i, ((a, b), (c, d)) in enumerate(zip(wiki["float32"][1], wiki["int8"][1], strict=True))
+        if (a > b) != (c > d)
+    ]
+    print(f"  WikiEval questions where int8's order differs from float32's: {flips or 'none'}")
+    for dtype in scorers:
+        shown = " ".join(f"{a:.3f}/{b:.3f}" for a, b in wiki[dtype][1])
+        print(f"  WikiEval {dtype} (better/worse per question): {shown}")
+    diff = accuracy(msmarco["float32"]) - accuracy(msmarco["int8"])
+    print(
+        f"  int8 default condition (MS MARCO pairwise accuracy within {INT8_DEFAULT_GAP} of "
+        f"float32's): {'met' if diff <= INT8_DEFAULT_GAP else 'NOT met'} (float32 - int8 = "
+        f"{diff:+.3f}); int8 / float32 pairs/s {max(rates['int8']) / max(rates['float32']):.2f}x"
+        f" (per CPU s {max(per_cpu['int8']) / max(per_cpu['float32']):.2f}x)"
+    )
+    if args.reference:
+        if args.reference.is_file():
+            before = np.load(args.reference)
+            if before.shape != msmarco["float32"].shape:
+                print(f"  reference {args.reference} has {before.shape}: use the same --limit")
+            else:
+                drift = float(np.abs(before - msmarco["float32"]).max())
+                print(
+                    f"  float32 MS MARCO scores vs {args.reference}: max |diff| {drift:.1e} "
+                    f"(target <= 1e-4: {'met' if drift <= 1e-4 else 'NOT met'})"
+                )
+        else:
+            args.reference.parent.mkdir(parents=True, exist_ok=True)
+            np.save(args.reference, msmarco["float32"])
+            print(f"  float32 MS MARCO scores saved to {args.reference}")
+
+
+def memory_now() -> str:
+    """This process's resident memory now and at its peak, and the anonymous / file-backed
+    parts (mapped weight files are file-backed), from /proc/self/status, in MB."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+            fields[key] = int(value.split()[0]) / 1024
+    return (
+        f"RSS {fields['VmRSS']:6.0f} MB (anon {fields['RssAnon']:5.0f}, file "
+        f"{fields['RssFile']:5.0f}), peak {fields['VmHWM']:6.0f} MB"
+    )
+
+
+def memory_stages(args: argparse.Namespace) -> None:
+    """Resident memory of one process after each stage of scoring ``--speed-pairs`` pairs."""
+    print(f"  after import:          {memory_now()}")
+    from rag_rows import realistic_rows
+
+    rows = realistic_rows(args.speed_pairs)
+    contexts = [c for r in rows for c in r["contexts"]][: args.speed_pairs]
+    questions = [r["question"] for r in rows for _ in r["contexts"]][: args.speed_pairs]
+    scorer = load_question_likelihood("offline", runtime="onnx", dtype=args.memory_dtype)
+    print(f"  scorer made:           {memory_now()}  ({scorer.name})")
+    _ = scorer.loaded
+    print(f"  session built:         {memory_now()}")
+    scorer.score(["warm up"], ["warm up?"])
+    print(f"  first pair scored:     {memory_now()}")
+    started = time.perf_counter()
+    scorer.score(contexts, questions)
+    seconds = time.perf_counter() - started
+    print(
+        f"  {len(contexts)} pairs scored:      {memory_now()}  "
+        f"({len(contexts) / seconds:.2f} pairs/s)"
+    )
+
+
 #: Runs its arguments as a command and prints the command's CPU seconds and peak RSS.
 _MEASURED = (
     "import json, resource, subprocess, sys\n"
@@ -284,9 +457,25 @@ def main() -> None:
     parser.add_argument("--memory-rows", type=int, default=0)
     parser.add_argument("--memory-dtype", default="auto", help="--relevance-dtype of that run")
     parser.add_argument("--skip-speed", action="store_true", help="with --speed: memory only")
+    parser.add_argument(
+        "--agreement", action="store_true", help="float32 vs int8: MS MARCO, WikiEval, pairs/s"
+    )
+    parser.add_argument("--wikieval", type=Path, default=WIKIEVAL)
+    parser.add_argument(
+        "--memory-stages",
+        action="store_true",
+        help="RSS after each stage of scoring --speed-pairs pairs in --memory-dtype",
+    )
+    parser.add_argument("--reference", type=Path, help="float32 MS MARCO scores (.npy)")
     args = parser.parse_args()
     if args.speed:
         speed(args)
+        return
+    if args.agreement:
+        agreement(args)
+        return
+    if args.memory_stages:
+        memory_stages(args)
         return
     if args.limit < 1 or args.alone < 1:
         parser.error("--limit and --alone must be >= 1.")

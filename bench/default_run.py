@@ -10,6 +10,12 @@ peak resident memory of each child, and the ratio of seconds per row. A run past
 <= 5 minutes and <= 1 GB on 2 cores.
 
     python bench/default_run.py [--rows 1000] [--baseline-rows 100] [--timeout 1200]
+
+``--families``: instead, each metric family of that set alone (``-m`` its metrics) on
+``--baseline-rows`` rows, each in its own child, then a child that only imports ragmeter:
+where the default run's memory goes (peak resident memory per family) and its time.
+
+    python bench/default_run.py --families [--baseline-rows 100] [--relevance-dtype int8]
 """
 
 from __future__ import annotations
@@ -27,12 +33,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from rag_rows import write_rows
 
+#: Fields of ``rag_rows``' rows: the default run scores every metric needing only these.
+ROW_FIELDS = frozenset({"question", "contexts", "answer", "reference_answers"})
 
-def run(rows: int, folder: Path, timeout: float) -> dict[str, object]:
-    data = write_rows(folder / f"rows{rows}.jsonl", rows)
-    out = folder / f"r{rows}.jsonl"
+
+def run(
+    rows: int, folder: Path, timeout: float, extra: list[str] | None = None, tag: str = ""
+) -> dict[str, object]:
+    data = folder / f"rows{rows}.jsonl"
+    if not data.is_file():
+        write_rows(data, rows)
+    out = folder / f"r{rows}{tag}.jsonl"
     command = [sys.executable, "-m", "ragmeter", "evaluate", str(data), "--out", str(out)]
-    command += ["--no-cache", "-q"]
+    command += ["--no-cache", "-q", *(extra or [])]
     code = (
         "import resource, subprocess, sys, json, time; t = time.perf_counter();"
         "p = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=float("
@@ -57,12 +70,48 @@ def run(rows: int, folder: Path, timeout: float) -> dict[str, object]:
     return result
 
 
+def families(args: argparse.Namespace) -> None:
+    """Each family of the default metric set alone on ``--baseline-rows`` rows."""
+    from ragmeter.metrics.registry import builtin_specs, get_spec
+
+    by_family: dict[str, list[str]] = {}
+    for name in builtin_specs():
+        spec = get_spec(name)
+        if set(spec.requires) <= ROW_FIELDS:
+            by_family.setdefault(spec.family, []).append(spec.name)
+    rows = args.baseline_rows
+    extra = ["--relevance-dtype", args.relevance_dtype] if args.relevance_dtype else []
+    print(f"cores: {os.cpu_count()}, {rows} rows, load before: {os.getloadavg()[0]:.1f}")
+    code = (
+        "import resource, json, ragmeter, ragmeter.cli;"
+        "print(json.dumps({'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    imported = json.loads(done.stdout)["rss_mb"]
+    print(f"  {'import ragmeter, ragmeter.cli':32s} peak {imported:5.0f} MB")
+    with tempfile.TemporaryDirectory() as tmp:
+        for family, names in by_family.items():
+            r = run(rows, Path(tmp), args.timeout, ["-m", ",".join(names), *extra], family)
+            state = "" if r["rc"] in (0, 1) else f" rc {r['rc']}: {str(r.get('err'))[-200:]}"
+            rss = f"{r['rss_mb']:5.0f} MB" if r["rss_mb"] else "    ?"
+            print(
+                f"  {family:32s} peak {rss}, {r['seconds']:6.1f} s, "
+                f"{r.get('metrics', '?')} metrics{state}"
+            )
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--baseline-rows", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=1200)
+    parser.add_argument("--families", action="store_true", help="each family alone: memory")
+    parser.add_argument("--relevance-dtype", help="--relevance-dtype of the runs")
     args = parser.parse_args()
+    if args.families:
+        families(args)
+        return
     print(f"cores: {os.cpu_count()}, load before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         results = [run(n, Path(tmp), args.timeout) for n in (args.baseline_rows, args.rows)]
