@@ -23,7 +23,7 @@ from typing import Any
 from ragmeter.errors import ModelUnavailableError
 from ragmeter.io.activity import notice
 from ragmeter.models._runtime import cache_dir, staging_beside
-from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION
+from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION, INT8_VERSION
 
 __all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
 
@@ -33,16 +33,16 @@ DONE_MARK = "ragmeter-onnx.json"
 def conversion_folder(name: str, sha256: str, *, int8: bool = False) -> Path:
     """Where the model named ``name`` with GGUF hash ``sha256`` is (or will be) converted."""
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)
-    kind = "-int8" if int8 else ""
+    kind = f"-int8v{INT8_VERSION}" if int8 else ""
     return cache_dir() / "onnx" / f"{safe}-{sha256[:16]}-v{CONVERTER_VERSION}{kind}"
 
 
 def conversion_notice(name: str, model: Any, target: Path, *, int8: bool = False) -> str:
     """What the run tells the reader while ``name`` converts: once, and how large it gets
-    (float32 weights; with ``int8`` the layers' matrices take a byte an element)."""
+    (float32 weights; with ``int8`` every matrix takes a byte an element)."""
     weights = sum(
-        int(t.n_elements) * (1 if int8 and key.startswith("blk.") and len(t.shape) == 2 else 4)
-        for key, t in model._tensors.items()
+        int(t.n_elements) * (1 if int8 and len(t.shape) == 2 else 4)
+        for t in model._tensors.values()
     )
     return (
         f"Converting {name} to ONNX, once (about {weights / 1e9:.1f} GB in {target.parent}; "
@@ -64,8 +64,8 @@ def convert_gguf(
     """The converted folder of ``name``, converting it first when needed.
 
     ``open_gguf(scratch)`` yields the GGUF file (it may create it under ``scratch``).
-    ``int8``: the layers' matrix products in dynamic int8 (faster, not float32's scores;
-    see :func:`ragmeter.models.relevance.gguf.onnx_graph.build_graph`).
+    ``int8``: every weight matrix in int8 (faster and a quarter of the memory, not
+    float32's scores; see :func:`ragmeter.models.relevance.gguf.onnx_graph.build_graph`).
     Two processes converting at once both succeed; the first to finish keeps its folder.
 
     Raises
@@ -99,6 +99,7 @@ def convert_gguf(
             "gguf_sha256": sha256,
             "converter_version": CONVERTER_VERSION,
             "matmul": "int8" if int8 else "float32",
+            **({"int8_version": INT8_VERSION, "embedding": "int8"} if int8 else {}),
             "config": asdict(model.config),
             "seconds": round(time.perf_counter() - started, 1),
         }

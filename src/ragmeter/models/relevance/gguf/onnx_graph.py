@@ -35,10 +35,13 @@ from typing import Any
 
 from ragmeter.models.relevance.gguf.reader import DecoderConfig, GGUFDecoder
 
-__all__ = ["CONVERTER_VERSION", "OPSET", "build_graph", "write_model"]
+__all__ = ["CONVERTER_VERSION", "INT8_VERSION", "OPSET", "build_graph", "write_model"]
 
 #: Version of the graph layout; part of the cache key of converted models (2: a batch axis).
 CONVERTER_VERSION = 2
+#: Version of the int8 variant's layout, on top of :data:`CONVERTER_VERSION` (2: the
+#: embedding and output layer in int8 too; 1: the layers' matrices only).
+INT8_VERSION = 2
 OPSET = 17
 _ALIGN = 4096
 
@@ -77,33 +80,40 @@ class _Graph:
         self.weights[name] = np.asarray(value, dtype=dtype)
         return name
 
-    def linear(self, x: str, weight: Any, hint: str) -> str:
-        """``x @ weight.T`` for a float32 ``weight`` of shape ``(out, in)``.
+    def quantize(self, weight: Any, hint: str) -> tuple[str, str, str]:
+        """A float32 ``weight`` ``(out, in)`` as int8 initializers: its transpose ``(in, out)``
+        quantised per output row (symmetric), the scales ``(out,)`` and zero points."""
+        import numpy as np
 
-        With ``int8``: onnxruntime's DynamicQuantizeMatMul, the weight quantised per output
-        column (symmetric int8) and the activations per call (uint8): faster, not exact.
-        """
+        scale = np.maximum(np.abs(weight).max(axis=1), 1e-12) / 127.0
+        quantized = np.clip(np.rint(weight / scale[:, None]), -127, 127).astype(np.int8)
+        return (
+            self.const(np.ascontiguousarray(quantized.T), hint, "int8"),
+            self.const(scale.astype(np.float32), hint + "_scale"),
+            self.const(np.zeros(len(scale), np.int8), hint + "_zero", "int8"),
+        )
+
+    def int8_matmul(self, x: str, quantized: tuple[str, str, str], hint: str) -> str:
+        """``x @ dequantised weight.T`` with onnxruntime's DynamicQuantizeMatMul (the
+        activations quantised per call, uint8): faster than float32, not exact."""
+        from onnx import helper
+
+        out = self.name(hint)
+        self.nodes.append(
+            helper.make_node(
+                "DynamicQuantizeMatMul", [x, *quantized], [out], name=out, domain="com.microsoft"
+            )
+        )
+        return out
+
+    def linear(self, x: str, weight: Any, hint: str) -> str:
+        """``x @ weight.T`` for a float32 ``weight`` of shape ``(out, in)``; with ``int8``,
+        :meth:`int8_matmul` on the weight quantised per output row."""
         import numpy as np
 
         if not self.int8:
             return self.op("MatMul", [x, self.const(np.ascontiguousarray(weight.T), hint)])
-        scale = np.maximum(np.abs(weight).max(axis=1), 1e-12) / 127.0
-        quantized = np.clip(np.rint(weight / scale[:, None]), -127, 127).astype(np.int8)
-        inputs = [
-            x,
-            self.const(np.ascontiguousarray(quantized.T), hint, "int8"),
-            self.const(scale.astype(np.float32), hint + "_scale"),
-            self.const(np.zeros(len(scale), np.int8), hint + "_zero", "int8"),
-        ]
-        out = self.name(hint)
-        from onnx import helper
-
-        self.nodes.append(
-            helper.make_node(
-                "DynamicQuantizeMatMul", inputs, [out], name=out, domain="com.microsoft"
-            )
-        )
-        return out
+        return self.int8_matmul(x, self.quantize(weight, hint), hint)
 
 
 def _rms_norm(g: _Graph, x: str, weight: Any, eps: float) -> str:
@@ -239,15 +249,34 @@ def _layer(
 
 def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[str, Any]]:
     """The ONNX graph (initializers not yet attached) and its weights by initializer name;
-    ``int8``: the layers' matrix products in dynamic int8 (see :meth:`_Graph.linear`)."""
+    ``int8``: every weight matrix in int8 (the layers' and the output layer's products in
+    dynamic int8, see :meth:`_Graph.int8_matmul`; the embedding one int8 table shared with
+    the tied output layer)."""
     import numpy as np
     from onnx import TensorProto, helper
 
     c: DecoderConfig = model.config
     g = _Graph(int8=int8)
     embedding = model.weight("token_embd.weight")
-    g.weights["embedding"] = embedding
-    x = g.op("Gather", ["embedding", "ids"], axis=0)
+    table: tuple[str, str, str] | None = None
+    if int8:
+        # One int8 table [hidden, vocab] (a quarter of float32's bytes) serves the lookup
+        # (a column per token, times its scale) and, when tied, the output layer.
+        table = g.quantize(embedding, "embedding")
+        columns = g.op("Gather", [table[0], "ids"], axis=1)  # [hidden, B, T]
+        rows = g.op("Transpose", [columns], perm=[1, 2, 0])
+        scales = g.op("Gather", [table[1], "ids"], axis=0)  # [B, T]
+        x = g.op(
+            "Mul",
+            [
+                g.op("Cast", [rows], to=TensorProto.FLOAT),
+                g.op("Unsqueeze", [scales, g.const([-1], "axis", "int64")]),
+            ],
+        )
+    else:
+        g.weights["embedding"] = embedding
+        x = g.op("Gather", ["embedding", "ids"], axis=0)
+    del embedding  # the float32 table is not kept alive past this point
     if c.gemma:
         x = g.op("Mul", [x, g.const(np.float32(c.hidden**0.5), "embed_scale")])
     past_shape = g.op("Shape", ["past"])
@@ -278,11 +307,16 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
     flat = g.op("Reshape", [x, g.const([-1, c.hidden], "shape", "int64")])  # [B*T, hidden]
     picked = g.op("Gather", [flat, "rows"], axis=0)
     final = _rms_norm(g, picked, model.weight("output_norm.weight"), c.eps)
-    head = "embedding"
-    if not c.tied_output:
-        g.weights["output"] = model.weight("output.weight")
-        head = "output"
-    logits = g.op("Gemm", [final, head], transB=1)
+    if table is not None and c.tied_output:
+        logits = g.int8_matmul(final, table, "output")
+    elif int8:
+        logits = g.linear(final, model.weight("output.weight"), "output")
+    else:
+        head = "embedding"
+        if not c.tied_output:
+            g.weights["output"] = model.weight("output.weight")
+            head = "output"
+        logits = g.op("Gemm", [final, head], transB=1)
     logprobs = g.op("LogSoftmax", [logits], axis=-1)
     chosen = g.op("GatherElements", [logprobs, g.op("Unsqueeze", ["targets", one])], axis=1)
     g.nodes.append(
