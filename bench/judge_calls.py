@@ -12,7 +12,11 @@ context_entity_recall, answer relevancy) and the ratios are printed.
 Concurrency efficiency is the busy share of the limit: the server integrates the number of
 requests in flight over time and divides by (limit x span from first request to last reply).
 A run of N fixed-latency calls cannot exceed (N / limit) / ceil(N / limit), so the figure is
-measured on a longer run (--concurrency-samples) as well as on the main one.
+measured on a longer run (--concurrency-samples) as well as on the main one. The same share
+as the judge sees it (client_concurrency_efficiency) counts each call from handing the
+request to the HTTP client to reading its reply: the difference is the requests' and
+replies' trips between the two processes, which a loaded machine lengthens (the load
+average is printed with it).
 
 Criteria (issue 26): the same samples with the five metrics plus five criteria of the user's
 (three yes/no, two rubrics; all of a row's go to the judge in one call), and the prompt size of
@@ -22,12 +26,13 @@ criterion costs, and the part every call pays (instructions, example, the texts)
 Usage: python bench/judge_calls.py [--samples 50] [--latency 0.2] [--no-ragas]
 It ends with these lines: criteria_calls_per_sample=, criteria_prompt_tokens_fixed=,
 criteria_prompt_tokens_per_criterion=, calls_per_sample=, prompt_tokens_per_sample=,
-concurrency_efficiency=, rerun_calls=.
+concurrency_efficiency=, client_concurrency_efficiency=, rerun_calls=.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -37,6 +42,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +217,44 @@ def efficiency(stats: dict[str, Any], limit: int) -> float:
     return stats["busy_seconds"] / (limit * span) if span > 0 else 0.0
 
 
+class ClientCalls:
+    """The judge's own view of its chat calls: each one's span from handing the request to
+    the HTTP client to reading the reply (ragmeter's ``post_json``, wrapped while a run
+    lasts). The server's busy share leaves out what this one counts: the request's and the
+    reply's trips between the two processes (on a loaded machine, each waits its turn for a
+    core)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[ClientCalls]:
+        from ragmeter.judges.llm import openai_judge
+
+        original = openai_judge.post_json
+
+        async def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.monotonic()
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                self.spans.append((start, time.monotonic()))
+
+        openai_judge.post_json = timed
+        try:
+            yield self
+        finally:
+            openai_judge.post_json = original
+
+    def efficiency(self, limit: int) -> float:
+        """Calls in flight, integrated over time, over ``limit`` x first send to last reply."""
+        if not self.spans:
+            return 0.0
+        span = max(end for _, end in self.spans) - min(start for start, _ in self.spans)
+        busy = sum(end - start for start, end in self.spans)
+        return busy / (limit * span) if span > 0 else 0.0
+
+
 def ragmeter_run(
     server: Server,
     rows: list[dict],
@@ -229,13 +273,22 @@ def ragmeter_run(
         criteria=criteria,
     )
     server.reset()
+    load = os.getloadavg()[0]
     started = time.perf_counter()
-    result = evaluate(rows, metrics=metrics, settings=settings, progress=False)
+    with ClientCalls().watching() as client:
+        result = evaluate(rows, metrics=metrics, settings=settings, progress=False)
     wall = time.perf_counter() - started
     stats = server.stats()
     means = {name: result.summary[name].mean for name in result.summary}
     failed = {name: result.summary[name].failed for name in result.summary}
-    return {"stats": stats, "wall": wall, "means": means, "failed": failed}
+    return {
+        "stats": stats,
+        "wall": wall,
+        "means": means,
+        "failed": failed,
+        "client_efficiency": client.efficiency(limit),
+        "load": (load, os.getloadavg()[0]),
+    }
 
 
 RAGAS_PEER = r"""
@@ -361,14 +414,22 @@ def main() -> int:
     print("# means: " + ", ".join(f"{k}={v:.3f}" for k, v in first["means"].items()))
     print("# failed rows: " + ", ".join(f"{k}={v}" for k, v in first["failed"].items()))
     eff = eff_main
+    client_eff = first["client_efficiency"]
     if longer is not None:
         ls = longer["stats"]
         eff = efficiency(ls, limit)
+        client_eff = longer["client_efficiency"]
         lr = ls["chat_calls"] / limit
         print(
             f"# concurrency run: {args.concurrency_samples} samples, {ls['chat_calls']} calls, "
             f"busy share {eff:.3f} (ceiling {lr / math.ceil(lr):.3f}), "
             f"max in flight {ls['max_in_flight']}, wall {longer['wall']:.2f} s"
+        )
+        before, after = longer["load"]
+        print(
+            f"# the same run as the judge sees it: busy share {client_eff:.3f} (from handing a "
+            f"request to the HTTP client to reading its reply); {os.cpu_count()} cores, load "
+            f"average {before:.1f} before, {after:.1f} after"
         )
     if peer is not None:
         p = peer["stats"]
@@ -422,6 +483,7 @@ def main() -> int:
     print(f"calls_per_sample={calls:.2f}")
     print(f"prompt_tokens_per_sample={tokens:.1f}")
     print(f"concurrency_efficiency={eff:.3f}")
+    print(f"client_concurrency_efficiency={client_eff:.3f}")
     print(f"rerun_calls={rerun['stats']['chat_calls']}")
     return 0
 
