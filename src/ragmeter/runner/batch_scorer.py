@@ -5,6 +5,7 @@ redacted: the unit of work of every engine."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -45,6 +46,9 @@ class BatchScorer:
         self.ctx = ctx
         #: The first stop of the judge (or a model's endpoint) met in any batch, or None.
         self.stopped: UnavailableError | None = None
+        #: Per family, the wall seconds its calls took (a model's first load included);
+        #: families run side by side, so these overlap and may add up to more than the run.
+        self.family_seconds: dict[str, float] = {}
 
     async def score(
         self,
@@ -147,8 +151,11 @@ class BatchScorer:
         items: list[tuple[int, Sample]],
         call: _CallProgress | None = None,
     ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
+        started = time.perf_counter()
         with reporting_to(None if call is None else call.report):
             found = await self._score_samples(family, names, items)
+        spent = time.perf_counter() - started
+        self.family_seconds[family] = self.family_seconds.get(family, 0.0) + spent
         if call is not None:
             call.finish()
         return found

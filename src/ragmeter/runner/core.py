@@ -457,8 +457,12 @@ class Runner:
         }
 
     def record_info(self) -> dict[str, Any]:
-        """The run record's input (with its rows counted) and failures by cause."""
+        """The run record's input (with its rows counted), failures by cause, and each
+        family's wall seconds (``family_seconds``: its calls' time, overlapping)."""
         info = {**self.cause_info(), "column_map": column_map_record(self.scorer.cmap)}
+        info["family_seconds"] = {
+            family: round(seconds, 3) for family, seconds in self.scorer.family_seconds.items()
+        }
         if self.fingerprint is not None:
             info["input"] = {**self.fingerprint, "rows": self.input_rows}
         return info
