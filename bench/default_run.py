@@ -5,15 +5,18 @@ about 95 words, a 1-3 sentence answer and a reference; no ids, so the retrieval 
 skipped as on such data), then runs ``ragmeter evaluate ROWS --out R --no-cache`` (every metric
 whose fields the rows have, the judge cache off so nothing is read back) in a child process,
 first on ``--baseline-rows`` rows as the baseline of the same run. Prints wall time, rows/s,
-peak resident memory of each child, and the ratio of seconds per row. A run past
+peak resident memory of each child, the time per metric family from each run record
+(``family_seconds``: its calls' wall time; families run side by side, so these overlap), and
+the ratio of seconds per row. A run past
 ``--timeout`` is stopped and reported as longer than it. Issue 27's targets: 1,000 rows in
 <= 5 minutes and <= 1 GB on 2 cores.
 
     python bench/default_run.py [--rows 1000] [--baseline-rows 100] [--timeout 1200]
 
-``--families``: instead, each metric family of that set alone (``-m`` its metrics) on
-``--baseline-rows`` rows, each in its own child, then a child that only imports ragmeter:
-where the default run's memory goes (peak resident memory per family) and its time.
+``--families``: instead, a child that only imports ragmeter, then each metric family of that
+set alone (``-m`` its metrics) on ``--baseline-rows`` rows, each in its own child: where the
+default run's memory goes (peak resident memory per family) and its time.
+``--relevance-dtype D`` passes ``--relevance-dtype D`` to every run.
 
     python bench/default_run.py --families [--baseline-rows 100] [--relevance-dtype int8]
 """
@@ -65,9 +68,23 @@ def run(
         result["err"] = f"stopped after {timeout:g} s"
     record = out.with_name(out.name + ".run.json")
     if record.is_file():
-        result["metrics"] = len(json.loads(record.read_text(encoding="utf-8")).get("summary", {}))
+        info = json.loads(record.read_text(encoding="utf-8"))
+        result["metrics"] = len(info.get("summary", {}))
+        result["family_seconds"] = info.get("family_seconds", {})
     result["rows"] = rows
     return result
+
+
+def print_family_seconds(result: dict[str, object]) -> None:
+    """The run record's wall seconds per metric family (families overlap: they run side by
+    side, so the sum may exceed the run's time)."""
+    seconds = result.get("family_seconds")
+    if not isinstance(seconds, dict) or not seconds:
+        return
+    shown = ", ".join(
+        f"{family} {value:.1f} s" for family, value in sorted(seconds.items(), key=lambda x: -x[1])
+    )
+    print(f"  time per metric family (overlapping): {shown}")
 
 
 def families(args: argparse.Namespace) -> None:
@@ -114,7 +131,8 @@ def main() -> None:
         return
     print(f"cores: {os.cpu_count()}, load before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        results = [run(n, Path(tmp), args.timeout) for n in (args.baseline_rows, args.rows)]
+        extra = ["--relevance-dtype", args.relevance_dtype] if args.relevance_dtype else []
+        results = [run(n, Path(tmp), args.timeout, extra) for n in (args.baseline_rows, args.rows)]
     for r in results:
         rate = r["rows"] / r["seconds"] if r["rc"] == 0 else None
         shown = f"{rate:.2f} rows/s" if rate else f"did not finish ({r.get('err')})"
@@ -123,6 +141,7 @@ def main() -> None:
             f"{r['rows']} rows: {r['seconds']:.1f} s, {shown}, peak {rss}, "
             f"{r.get('metrics', '?')} metrics"
         )
+        print_family_seconds(r)
     base, big = results
     if base["rc"] == 0 and big["rc"] == 0:
         ratio = (big["seconds"] / big["rows"]) / (base["seconds"] / base["rows"])
