@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,14 +36,48 @@ def model_conversion_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache of converted models for the whole test session.
 
     Converting the packaged GGUF to ONNX takes 20-40 s on 2 cores and leaves about 1.1 GB:
-    done once here, not once per test. Each test still gets its own cache dir (its judge
-    cache is its own); only the converted-model folders in it point here. A test about
-    conversion itself sets ``RAGMETER_CACHE_DIR`` to a folder of its own.
+    done once here, not once per test (with pytest-xdist, one folder for every worker). Each
+    test still gets its own cache dir (its judge cache is its own); only the converted-model
+    folders in it point here. A test about conversion itself sets ``RAGMETER_CACHE_DIR`` to a
+    folder of its own.
     """
-    shared_cache = tmp_path_factory.mktemp("converted-models")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        shared_cache = tmp_path_factory.mktemp("converted-models")
+    else:
+        # pytest-xdist: the workers' temp dirs sit side by side; they share one cache (two
+        # workers converting at once both succeed, the first to finish keeps its folder).
+        shared_cache = tmp_path_factory.getbasetemp().parent / "converted-models"
     for name in CONVERTED_MODEL_FOLDERS:
-        (shared_cache / name).mkdir()
+        (shared_cache / name).mkdir(parents=True, exist_ok=True)
     return shared_cache
+
+
+def isolate_user_dirs(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+    model_conversion_cache: Path,
+) -> None:
+    """A cache dir of its own (converted models shared) and no real model endpoint: for every
+    test (autouse below) and for fixtures of a wider scope, which run before it."""
+    cache = tmp_path_factory.mktemp("ragmeter-cache")
+    for name in CONVERTED_MODEL_FOLDERS:
+        (cache / name).symlink_to(model_conversion_cache / name, target_is_directory=True)
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(cache))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session_dirs(
+    tmp_path_factory: pytest.TempPathFactory, model_conversion_cache: Path
+) -> Iterator[None]:
+    """The same for fixtures of a module or session scope, which run before any test's own
+    (e.g. a module's shared evaluation): they never write to the real user cache either."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_user_dirs(patch, tmp_path_factory, model_conversion_cache)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -52,14 +87,7 @@ def _isolated_user_dirs(
     model_conversion_cache: Path,
 ):
     """Never touch the real user cache; never reach a real model endpoint."""
-    cache = tmp_path_factory.mktemp("ragmeter-cache")
-    for name in CONVERTED_MODEL_FOLDERS:
-        (cache / name).symlink_to(model_conversion_cache / name, target_is_directory=True)
-    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(cache))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    isolate_user_dirs(monkeypatch, tmp_path_factory, model_conversion_cache)
     # A test that runs the CLI's main() in this process sets these for "the process": they are
     # put back after every test (tqdm reads TQDM_DISABLE when it is first imported).
     monkeypatch.delenv("TQDM_DISABLE", raising=False)
