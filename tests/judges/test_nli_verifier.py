@@ -163,7 +163,7 @@ def test_a_failed_run_fails_every_caller_waiting_for_it():
 
 @pytest.mark.parametrize("threshold", [0.0, 1.0, -0.1, float("nan")])
 def test_a_threshold_outside_zero_one_is_refused(folder, threshold):
-    with pytest.raises(ConfigError, match="--verifier-threshold"):
+    with pytest.raises(ConfigError, match="The 'verifier_threshold' setting must be"):
         NLIVerifier(HFClassifier(str(folder)), threshold=threshold)
 
 

@@ -96,5 +96,5 @@ def test_empty_inputs_give_a_defined_result_with_a_reason():
 
 
 def test_a_metric_without_its_model_refuses_before_any_work():
-    with pytest.raises(ModelUnavailableError, match="--reward-model"):
+    with pytest.raises(ModelUnavailableError, match="reward_model"):
         ragmeter.evaluate([FULL], ["answer_reward"], progress=False)

@@ -58,7 +58,7 @@ def test_the_offline_judge_skips_judged_criteria_with_the_reason() -> None:
     settings = Settings(criteria=(CITES,))
     result = evaluate(ROWS, ["k_precision"], settings=settings, progress=False)
     reason = result.info["skipped"]["cites_policy"]
-    assert "offline" in reason and "--judge openai:MODEL" in reason
+    assert "offline" in reason and "('openai:MODEL' as judge)" in reason  # as Python names it
 
 
 def test_a_criterion_cannot_take_a_metric_name_and_needs_its_fields() -> None:

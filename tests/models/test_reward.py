@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from ragmeter.errors import ModelUnavailableError  # noqa: E402
+from ragmeter.errors import ModelUnavailableError, param_names  # noqa: E402
 from ragmeter.metrics import answer_reward as family  # noqa: E402
 from ragmeter.metrics.base import RunContext, Settings  # noqa: E402
 from ragmeter.models.reward import load_answer_reward, resolve_reward_model  # noqa: E402
@@ -97,9 +97,12 @@ def test_reward_is_sigmoid_of_the_single_logit_of_question_answer_pair(tmp_path:
 
 
 def test_missing_reward_model_names_the_option_to_supply_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailableError, match="--reward-model PATH"):
+    with pytest.raises(ModelUnavailableError, match="pass its path as reward_model,"):
         resolve_reward_model(None)  # the default is not in this machine's HF cache
-    with pytest.raises(ModelUnavailableError, match="--reward-model PATH"):
+    with pytest.raises(ModelUnavailableError, match="pass its path as reward_model,"):
+        resolve_reward_model(str(tmp_path / "nowhere"))
+    cli = param_names({"reward_model": "--reward-model"})  # the CLI's name for it
+    with cli, pytest.raises(ModelUnavailableError, match="pass its path as --reward-model,"):
         resolve_reward_model(str(tmp_path / "nowhere"))
 
 
@@ -132,5 +135,5 @@ def test_family_scores_a_batch_and_leaves_empty_answers_undefined(tmp_path: Path
 
 
 def test_family_build_rejects_the_run_when_the_model_is_missing() -> None:
-    with pytest.raises(ModelUnavailableError, match="--reward-model"):
+    with pytest.raises(ModelUnavailableError, match="reward_model"):
         family.build(RunContext(settings=Settings(reward_model=None)))

@@ -1,6 +1,6 @@
 """``NLIVerifier``: a local entailment classifier decides "premise entails claim".
 
-``--verifier nli:PATH_OR_NAME`` (``Settings.verifier``) runs a Hugging Face sequence
+``Settings(verifier="nli:PATH_OR_NAME")`` runs a Hugging Face sequence
 classifier (:mod:`ragmeter.models.hf_classifier`): MiniCheck-RoBERTa/DeBERTa, an NLI
 cross-encoder, HHEM-2.1-open. Claims still come from the judge's analyze step; only the
 verdicts change, so no verify call is paid for.
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, param
 from ragmeter.judges.base import ClaimBlock, Verification, answer_premise, split_answer_premise
 from ragmeter.settings import Settings
 
@@ -134,9 +134,10 @@ class NLIVerifier:
         cache: JudgeCache | None = None,
     ) -> None:
         if not isinstance(threshold, int | float) or not 0.0 < threshold < 1.0:
+            setting = param("verifier_threshold", "The 'verifier_threshold' setting")
             raise ConfigError(
-                "The 'verifier_threshold' setting (--verifier-threshold) must be a number in "
-                f"(0, 1): the support probability a verdict needs. Got {threshold!r}."
+                f"{setting} must be a number in (0, 1): the support probability a verdict "
+                f"needs. Got {threshold!r}."
             )
         self.model = model
         self.threshold = float(threshold)
@@ -297,7 +298,7 @@ def _probability(reply: str | None) -> float | None:
 
 
 def make_nli_verifier(spec: str, settings: Settings) -> NLIVerifier:
-    """The verifier of ``--verifier nli:SPEC`` with the run's settings (label, threshold,
+    """The verifier of ``verifier="nli:SPEC"`` with the run's settings (label, threshold,
     device, download permission, cache)."""
     from ragmeter.models.hf_classifier import HFClassifier
 

@@ -2,7 +2,7 @@
 
 ``answer_reward`` is Unitxt's: sigmoid of the single logit of a text-classification reward
 model (default ``OpenAssistant/reward-model-deberta-v3-large-v2``) on (question, answer).
-The model is not installable through pip: it is read from ``--reward-model PATH`` or the
+The model is not installable through pip: it is read from ``Settings.reward_model`` or the
 local Hugging Face cache, and ``build`` raises ModelUnavailableError, saying how to supply
 it, when it is absent. All pairs of a batch are scored together; scores are rounded to 6
 decimals so that a row's score does not depend on the batch it ran in (float32 noise).
@@ -26,8 +26,8 @@ SPECS: tuple[MetricSpec, ...] = (
         FAMILY,
         ("question", "answer"),
         "A reward model's sigmoid score of the answer given the question (Unitxt's "
-        "answer_reward; default OpenAssistant/reward-model-deberta-v3-large-v2, supplied "
-        "with --reward-model PATH).",
+        "answer_reward; default OpenAssistant/reward-model-deberta-v3-large-v2, a local copy "
+        "given as the reward_model setting).",
     ),
 )
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragmeter.config.criteria import CriteriaRequest, Criterion
+from ragmeter.errors import param
 from ragmeter.judges.base import ClaimBlock
 from ragmeter.judges.shared_analysis import judges_criteria
 from ragmeter.metrics._judged import judge_ref, score_all
@@ -48,8 +49,8 @@ def specs_for(criteria: Sequence[Criterion]) -> list[MetricSpec]:
 def skip_reason(judge_name: str) -> str:
     return (
         f"the judge {judge_name} cannot judge criteria: they need an LLM judge "
-        "(--judge openai:MODEL); only criteria of kind 'entailment' run with the offline "
-        "judge (its verifier decides them)"
+        f"('openai:MODEL' as {param('judge')}); only criteria of kind 'entailment' run with "
+        "the offline judge (its verifier decides them)"
     )
 
 

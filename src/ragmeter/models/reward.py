@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.errors import ConfigError, ModelUnavailableError, param
 from ragmeter.models._runtime import (
     cached_model,
     enable_offline_hub,
@@ -33,11 +33,14 @@ __all__ = ["DEFAULT_REWARD_MODEL", "AnswerReward", "load_answer_reward", "resolv
 #: Unitxt's reward model.
 DEFAULT_REWARD_MODEL = "OpenAssistant/reward-model-deberta-v3-large-v2"
 
-_HOW = (
-    "It cannot be downloaded here. Copy the model folder (config.json, weights, tokenizer "
-    "files) to this machine and pass it with --reward-model PATH (reward_model=PATH in the "
-    "API), or place it in the local Hugging Face cache."
-)
+
+def _how() -> str:
+    """How to supply the reward model, naming the setting as the caller does."""
+    return (
+        "It cannot be downloaded here. Copy the model folder (config.json, weights, tokenizer "
+        f"files) to this machine and pass its path as {param('reward_model')}, or place it in "
+        "the local Hugging Face cache."
+    )
 
 
 def resolve_reward_model(spec: str | None = None) -> str:
@@ -56,7 +59,7 @@ def resolve_reward_model(spec: str | None = None) -> str:
     """
     name = (spec or DEFAULT_REWARD_MODEL).strip()
     if not name:
-        raise ConfigError("The reward model is empty. Pass --reward-model PATH.")
+        raise ConfigError(f"The reward model is empty. Pass its path as {param('reward_model')}.")
     try:
         require_torch_stack("answer_reward")
     except ModelUnavailableError as exc:
@@ -64,21 +67,21 @@ def resolve_reward_model(spec: str | None = None) -> str:
             raise
         # Installing the extra is not enough: pip does not install the reward model.
         raise ModelUnavailableError(
-            f"{exc}, and the reward model itself, given with --reward-model PATH (a local copy "
-            f"of {DEFAULT_REWARD_MODEL}; reward_model=PATH in the API)."
+            f"{exc}, and the reward model itself, its path given as {param('reward_model')} (a "
+            f"local copy of {DEFAULT_REWARD_MODEL})."
         ) from None
     path = Path(name).expanduser()
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelUnavailableError(
-                f"The reward model folder {name!r} has no config.json. {_HOW}"
+                f"The reward model folder {name!r} has no config.json. {_how()}"
             )
         return str(path)
     if in_hf_cache(name):
         return name
     raise ModelUnavailableError(
         f"The reward model {name!r} is neither a local folder nor in the local Hugging Face "
-        f"cache. {_HOW}"
+        f"cache. {_how()}"
     )
 
 
@@ -101,7 +104,7 @@ def _load(location: str) -> _Loaded:
         )
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(
-            f"Cannot load the reward model from {location}: {error}. {_HOW}"
+            f"Cannot load the reward model from {location}: {error}. {_how()}"
         ) from error
     if model.config.num_labels != 1:
         raise ModelUnavailableError(
