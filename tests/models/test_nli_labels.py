@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, param_names
 from ragmeter.models.nli_labels import support_label
 
 
@@ -33,7 +33,10 @@ def test_a_generic_two_label_head_reads_label_1_as_support_as_minicheck_does():
 
 
 def test_a_generic_three_label_head_needs_the_label_named():
-    with pytest.raises(ConfigError, match="--verifier-label"):
+    with pytest.raises(ConfigError, match="with verifier_label"):
+        support_label({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+    cli = param_names({"verifier_label": "--verifier-label"})  # the CLI's name for it
+    with cli, pytest.raises(ConfigError, match="with --verifier-label"):
         support_label({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
 
 

@@ -3,7 +3,7 @@
 Used by the ``nli:`` claim verifier (:mod:`ragmeter.judges.hf_entailment`) for checkers such as
 MiniCheck-RoBERTa/DeBERTa, NLI cross-encoders (DeBERTa-v3 MNLI/ANLI) and Vectara's
 HHEM-2.1-open. The model comes from a local folder or the local Hugging Face cache; the hub is
-asked only with ``allow_download=True`` (``--allow-download``). ragmeter never runs a model
+asked only with ``allow_download=True``. ragmeter never runs a model
 repository's own code (``trust_remote_code``).
 
 * **Families.** Any ``*ForSequenceClassification`` checkpoint (BERT, RoBERTa, DeBERTa-v2/v3,
@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.errors import ConfigError, ModelUnavailableError, param
 from ragmeter.models._runtime import (
     cached_model,
     enable_offline_hub,
@@ -68,19 +68,28 @@ _MIB = 1 << 20
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d+)?")
 Family = Literal["sequence-classification", "hhem"]
 
-_HOW = (
-    "Copy the model folder (config.json, weights, tokenizer files) to this machine and pass "
-    "--verifier nli:PATH, or place the model in the local Hugging Face cache "
-    "(huggingface-cli download NAME on a machine that can reach the hub), or allow the "
-    "download with --allow-download (allow_download=True)."
-)
+
+def _how() -> str:
+    """How to supply the model, naming the options as the caller does."""
+    return (
+        "Copy the model folder (config.json, weights, tokenizer files) to this machine and "
+        f"pass 'nli:PATH' as {param('verifier')}, or place the model in the local Hugging Face "
+        "cache (huggingface-cli download NAME on a machine that can reach the hub), or allow "
+        f"the download with {_allow_download()}."
+    )
+
+
+def _allow_download() -> str:
+    return param("allow_download", "allow_download=True")
 
 
 def check_device(device: str | None) -> str:
     """``device`` if it is ``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (``None``: ``auto``)."""
     chosen = "auto" if device is None else device.strip().lower()
     if not _DEVICE.fullmatch(chosen):
-        raise ConfigError(f"--device must be 'cpu', 'cuda', 'cuda:N' or 'auto'. Got {device!r}.")
+        raise ConfigError(
+            f"{param('device')} must be 'cpu', 'cuda', 'cuda:N' or 'auto'. Got {device!r}."
+        )
     return chosen
 
 
@@ -94,7 +103,7 @@ def resolve_model(spec: str, *, allow_download: bool = False) -> tuple[Path, str
     path = Path(name).expanduser()
     if path.exists():
         if not (path / "config.json").is_file():
-            raise ModelUnavailableError(f"The model folder {name!r} has no config.json. {_HOW}")
+            raise ModelUnavailableError(f"The model folder {name!r} has no config.json. {_how()}")
         return path.resolve(), path.resolve().name
     if not allow_download:
         enable_offline_hub()
@@ -111,8 +120,8 @@ def resolve_model(spec: str, *, allow_download: bool = False) -> tuple[Path, str
             else "is neither a local folder nor in the local Hugging Face cache"
         )
         raise ModelUnavailableError(
-            f"The model {name!r} {where} ({type(error).__name__}: {error}). {_HOW} "
-            "(--allow-download also needs HF_HUB_OFFLINE unset or 0.)"
+            f"The model {name!r} {where} ({type(error).__name__}: {error}). {_how()} "
+            f"({_allow_download()} also needs HF_HUB_OFFLINE unset or 0.)"
         ) from error
     return Path(folder), name
 
@@ -158,10 +167,10 @@ def _read_config(folder: Path) -> dict[str, Any]:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:
         raise ModelUnavailableError(
-            f"Cannot read {folder / 'config.json'}: {error}. {_HOW}"
+            f"Cannot read {folder / 'config.json'}: {error}. {_how()}"
         ) from error
     if not isinstance(config, dict):
-        raise ModelUnavailableError(f"{folder / 'config.json'} is not a JSON object. {_HOW}")
+        raise ModelUnavailableError(f"{folder / 'config.json'} is not a JSON object. {_how()}")
     return config
 
 
@@ -233,8 +242,8 @@ def _torch_device(device: str) -> str:
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ModelUnavailableError(
-            f"--device {device} was asked for, and torch sees no CUDA device (torch "
-            f"{torch.__version__}). Use --device cpu or --device auto."
+            f"The device {device!r} was asked for ({param('device')}), and torch sees no CUDA "
+            f"device (torch {torch.__version__}). Use 'cpu' or 'auto'."
         )
     return device
 
@@ -253,7 +262,7 @@ def _read_weights(folder: Path) -> dict[str, Any]:
         for shard in sorted(folder.glob("pytorch_model*.bin")):
             state.update(torch.load(shard, map_location="cpu", weights_only=True))
     if not state:
-        raise ModelUnavailableError(f"The model folder {folder} has no weights. {_HOW}")
+        raise ModelUnavailableError(f"The model folder {folder} has no weights. {_how()}")
     return state
 
 
@@ -307,7 +316,7 @@ def _load(spec: ClassifierSpec, device: str) -> _Loaded:
     except (OSError, ValueError, KeyError) as error:
         raise ModelUnavailableError(
             f"Cannot load the verifier model from {spec.folder}: {error}. ragmeter never runs "
-            f"a model repository's own code (trust_remote_code). {_HOW}"
+            f"a model repository's own code (trust_remote_code). {_how()}"
         ) from error
     model.eval()
     model.to(where)

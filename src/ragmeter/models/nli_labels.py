@@ -11,10 +11,10 @@ Read from the model's ``config.json`` (``id2label``), never guessed from weights
 * a two-label head with generic names (``LABEL_0``, ``LABEL_1``) reads ``LABEL_1`` as
   support: MiniCheck's RoBERTa and DeBERTa checkers ship so, and their code takes the
   probability of label 1. A generic head of three or more labels has no such convention and
-  needs the label named (``--verifier-label``);
+  needs the label named (``Settings.verifier_label``);
 * a single-logit head (``num_labels=1``, a cross-encoder scored with a sigmoid, as
   HHEM-1.0 was) gives ``sigmoid(logit)``;
-* ``--verifier-label NAME_OR_INDEX`` overrides all of this.
+* ``verifier_label`` (a name or an index) overrides all of this.
 
 >>> support_label({0: "entailment", 1: "neutral", 2: "contradiction"}).index
 0
@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ragmeter.errors import ConfigError, did_you_mean
+from ragmeter.errors import ConfigError, did_you_mean, param
 
 __all__ = ["NEGATIVE_LABELS", "SUPPORT_LABELS", "LabelRule", "support_label"]
 
@@ -128,7 +128,7 @@ def support_label(
     num_labels : int, optional
         The head's size when ``id2label`` is missing (default: its length).
     override : str, optional
-        The support label's name or index (``--verifier-label``).
+        The support label's name or index (``Settings.verifier_label``).
 
     Raises
     ------
@@ -146,15 +146,15 @@ def support_label(
         choice = override.strip()
         if choice.isdigit() and int(choice) < n:
             index = int(choice)
-            return LabelRule(index, labels[index], "chosen with --verifier-label")
+            return LabelRule(index, labels[index], "chosen by the verifier_label setting")
         wanted = _normalise(choice)
         for index, name in enumerate(labels):
             if name == choice or _normalise(name) == wanted:
-                return LabelRule(index, name, "chosen with --verifier-label")
+                return LabelRule(index, name, "chosen by the verifier_label setting")
         hint = did_you_mean(choice, labels)
         raise ConfigError(
-            f"--verifier-label {override!r} names no label of the model.{hint} Its labels are "
-            f"{listed}; pass one of the names or an index from 0 to {n - 1}."
+            f"{param('verifier_label')} {override!r} names no label of the model.{hint} Its "
+            f"labels are {listed}; pass one of the names or an index from 0 to {n - 1}."
         )
     if n == 1:
         return LabelRule(None, labels[0], "a single-logit head")
@@ -172,5 +172,5 @@ def support_label(
     )
     raise ConfigError(
         f"The model's classification head {why}: {listed}. Say which label means "
-        "'the premise supports the claim' with --verifier-label NAME_OR_INDEX."
+        f"'the premise supports the claim' with {param('verifier_label')} (a name or an index)."
     )
