@@ -3,7 +3,7 @@
 ::
 
     RagmeterError
-    ├── ConfigError            bad options: unknown metric, bad k, bad --column spec
+    ├── ConfigError            bad options: unknown metric, bad k, bad column_map
     ├── DataError              input that cannot be read at all (file, line, column)
     │   └── MissingColumnError a metric needs a column the dataset lacks entirely
     ├── UnknownMetricError     a metric asked of a run, result or comparison that lacks it
@@ -14,7 +14,7 @@
     │                          (also an UnavailableError)
     ├── UnavailableError       what every row needs is gone: the run stops, rows kept
     │   ├── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
-    │   └── DeadlineError      the run's deadline passed (--deadline)
+    │   └── DeadlineError      the run's deadline passed (Settings.deadline)
     ├── EndpointError          a model's HTTP endpoint (the embedder's) failed a request
     │   └── EndpointUnavailableError  it refuses or cannot be reached: the run stops
     │                          (also an UnavailableError)
@@ -148,7 +148,7 @@ def cap_text(text: str, limit: int = MAX_ERROR_TEXT) -> str:
 
 class UnavailableError(RagmeterError):
     """What every row needs is unavailable (the judge, an endpoint, the model cache dir): the
-    run stops; the rows scored before are kept, the rows it caught are left for ``--resume``."""
+    run stops; the rows scored before are kept, the rows it caught are left for a resumed run."""
 
 
 class ModelCacheError(UnavailableError):
@@ -156,8 +156,8 @@ class ModelCacheError(UnavailableError):
 
 
 class DeadlineError(UnavailableError):
-    """The run's deadline (``Settings.deadline``, ``--deadline``) passed: the run stops; the
-    rows scored are kept, the others are left for ``--resume``."""
+    """The run's deadline (``Settings.deadline``) passed: the run stops; the
+    rows scored are kept, the others are left for a resumed run."""
 
 
 class JudgeError(RagmeterError):
@@ -170,7 +170,7 @@ class JudgeError(RagmeterError):
 
 class EndpointError(RagmeterError):
     """A model's HTTP endpoint (the ``openai:MODEL`` embedder's) failed a request after its
-    retries: the rows it was for fail, and ``--resume`` scores them again. ``status`` is the
+    retries: the rows it was for fail, and a resumed run scores them again. ``status`` is the
     HTTP status it answered, None when no reply came. The message is cut to
     :data:`MAX_ERROR_TEXT` characters."""
 
@@ -242,7 +242,7 @@ def failure_cause(exc: BaseException) -> FailureCause:
     ``"infrastructure"`` for a judge or model endpoint that failed (HTTP errors, timeouts,
     dropped connections), ``"row"`` for everything else (the row's data, a metric's limits).
 
-    Failures caused by the judge or the infrastructure are retried by ``--resume``.
+    Failures caused by the judge or the infrastructure are retried by a resumed run.
     """
     if isinstance(exc, JudgeReplyError):
         return "judge"

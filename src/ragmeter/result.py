@@ -2,7 +2,7 @@
 run record (``<results>.run.json``) written and read back.
 
 A run writes its record when its first row is written (the input's fingerprint, the metrics)
-and again at its end (summaries, usage); reports and ``--resume`` read it back.
+and again at its end (summaries, usage); reports and a resumed run read it back.
 """
 
 from __future__ import annotations

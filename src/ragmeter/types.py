@@ -91,9 +91,9 @@ class Score:
 
 
 #: Why a row failed: its data or a metric's limits ("row", final); the judge's reply ("judge")
-#: or the judge's or a model's endpoint ("infrastructure"), both retried by ``--resume``.
+#: or the judge's or a model's endpoint ("infrastructure"), both retried by a resumed run.
 FailureCause = Literal["row", "judge", "infrastructure"]
-#: Causes of failures that ``--resume`` scores again.
+#: Causes of failures that a resumed run scores again.
 RETRIED_CAUSES: frozenset[str] = frozenset({"judge", "infrastructure"})
 
 
@@ -210,7 +210,7 @@ class RowResult:
 
     @property
     def retried(self) -> bool:
-        """Whether ``--resume`` scores this row again: a failure came from the judge or the
+        """Whether a resumed run scores this row again: a failure came from the judge or the
         infrastructure, not from the row."""
         return any(cause in RETRIED_CAUSES for cause in self.failure_causes.values())
 

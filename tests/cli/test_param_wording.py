@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import EVALUATE_FLAGS, app
-from ragmeter.errors import ConfigError, JudgeUnavailableError
+from ragmeter.errors import ConfigError, JudgeUnavailableError, MissingColumnError
 from ragmeter.settings import Settings
 from ragmeter.testing.server import TestServer
 
@@ -147,3 +147,14 @@ def test_an_embedder_without_a_key_names_base_url_in_python_and_the_flag_on_the_
         str(data), "-m", "response_relevancy", "--embedder", "openai:m", "--no-cache"
     )
     assert code == 2 and "point --base-url at a local OpenAI-compatible server" in output, output
+
+
+def test_a_missing_column_names_column_map_in_python_and_the_flag_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    data = one_row(tmp_path)
+    with pytest.raises(MissingColumnError) as info:
+        ragmeter.evaluate(data, ["mrr"], progress=False)
+    assert "Map it with column_map={'contexts_ids': COLUMN}" in str(info.value)
+    code, output = evaluate_cli(str(data), "-m", "mrr")
+    assert code == 2 and "Map it with --column contexts_ids=COLUMN" in output, output

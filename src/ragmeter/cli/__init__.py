@@ -125,6 +125,7 @@ EVALUATE_FLAGS = {
     "use_cache": "--no-cache",
     "resume": "--resume",
     "column_map": "--column FIELD=COLUMN",
+    "input_format": "--format",
     "group_by": "--group-by",
     "labels": "--labels",
     "criteria": "--criteria",
@@ -523,7 +524,7 @@ def evaluate(
             from ragmeter.io.paths import results_lock
 
             lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
-            with lock or nullcontext(), param_names(EVALUATE_FLAGS):
+            with param_names(EVALUATE_FLAGS), lock or nullcontext():
                 result = run_ray(
                     data,
                     metrics,

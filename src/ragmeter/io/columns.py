@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.errors import ConfigError, MissingColumnError, did_you_mean
+from ragmeter.errors import ConfigError, MissingColumnError, did_you_mean, param
 from ragmeter.io.formats import InputFormat, detect_format, get_format, path_head
 from ragmeter.types import FIELD_KINDS, FIELDS, Sample
 
@@ -41,7 +41,7 @@ _EVERY = "*"
 
 
 def parse_column_spec(spec: str) -> tuple[str, str]:
-    """Parse ``field=path`` as given to ``--column``; the field must be canonical."""
+    """Parse ``field=path`` (the CLI's ``--column`` spec); the field must be canonical."""
     field, sep, path = spec.partition("=")
     field, path = field.strip(), path.strip()
     if not sep or not field or not path:
@@ -50,6 +50,15 @@ def parse_column_spec(spec: str) -> tuple[str, str]:
             "'contexts=pred.retrieved_contexts'."
         )
     return _canonical(field), path
+
+
+def _mapping(field: str) -> str:
+    """How to map ``field`` to a column, as the caller names the option:
+    ``column_map={'answer': COLUMN}`` in Python, the CLI's ``--column answer=COLUMN``."""
+    python = (
+        f"column_map={{{field!r}: COLUMN}}" if field != "FIELD" else "column_map={FIELD: COLUMN}"
+    )
+    return param("column_map", python).replace("FIELD", field)
 
 
 def _canonical(field: str) -> str:
@@ -120,7 +129,7 @@ class ColumnMap:
     """Where each canonical field comes from. Unmapped fields use their name or an alias."""
 
     sources: Mapping[str, Source]
-    #: The format chosen with ``--format`` (else one is detected from the columns).
+    #: The format chosen (``column_map="NAME"``), else one detected from the columns.
     input_format: InputFormat | None = None
     #: Where each field comes from, by a row's keys (rows of a dataset share them).
     _by_keys: dict[tuple[Any, ...], tuple[tuple[str, Source], ...]] = dataclasses.field(
@@ -210,7 +219,7 @@ class ColumnMap:
                 problems.append(
                     f"field {field!r} (needed by {', '.join(metrics)}) is not in the data: "
                     f"looked for column {' or '.join(map(repr, names))}.{hint} Map it with "
-                    f"--column {field}=COLUMN (or column_map={{'{field}': ...}})."
+                    f"{_mapping(field)}."
                 )
             elif isinstance(source, str) and source not in cols:
                 head = path_head(source)
@@ -235,10 +244,10 @@ class ColumnMap:
         if fmt is None or not (lacking := fmt.missing(cols)):
             return
         raise MissingColumnError(
-            f"The data is not in {fmt.title} format (--format {fmt.name}): it has no column "
-            f"{', '.join(map(repr, lacking))}. Columns found: {', '.join(cols) or '(none)'}. "
-            "Leave out --format to read the canonical column names, or map them with "
-            "--column FIELD=PATH."
+            f"The data is not in {fmt.title} format (the format {fmt.name!r} was chosen): it has "
+            f"no column {', '.join(map(repr, lacking))}. Columns found: "
+            f"{', '.join(cols) or '(none)'}. Leave out {param('input_format', 'the format name')} "
+            f"to read the canonical column names, or map them with {_mapping('FIELD')}."
         )
 
     def check_paths(self, rows: Iterable[Any]) -> None:
@@ -269,7 +278,7 @@ class ColumnMap:
                 )
                 problems.append(
                     f"field {field!r} is mapped to {source!r}, which {which}: {first_error}. "
-                    f"Fix the path given to --column {field}=PATH."
+                    f"Fix the path given to {_mapping(field)}."
                 )
         if problems:
             raise MissingColumnError(

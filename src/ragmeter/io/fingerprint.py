@@ -1,4 +1,4 @@
-"""What identifies a run's input, so that ``--resume`` appends only to results of this input.
+"""What identifies a run's input, so that a resumed run appends only to results of this input.
 
 A file is known by the sha256 of its bytes (wherever it lies: a moved file is the same input);
 rows in memory (a list, a DataFrame, a Dataset) by the sha256 of each row as canonical JSON,

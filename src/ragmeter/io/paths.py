@@ -7,7 +7,7 @@ an output that is a folder, and one whose folder cannot be made because a file i
 or the nearest existing folder is not writable. Missing folders are made by ``make_parent``
 when the output is written.
 
-``-`` as an output means standard output, where the option allows it (``--out -``); nothing
+``-`` as an output means standard output, where the option allows it (``out="-"``); nothing
 else may be ``-``, and only one output may take standard output. A file named ``-`` is
 written as ``./-``.
 """
@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError
+from ragmeter.errors import ConfigError, param
 
 __all__ = [
     "SIDECAR_SUFFIX",
@@ -97,7 +97,7 @@ def check_outputs(
     inputs: Mapping[str, Any], outputs: Mapping[str, Any], *, stdout: Collection[str] = ()
 ) -> None:
     """Raise ``ConfigError`` when an output is an input, two outputs are one file, an output
-    is a folder or its folder cannot be made. Labels name the option, e.g. ``"--out"``;
+    is a folder or its folder cannot be made. Labels name the option (``param("out")``);
     values that are not paths (a DataFrame, None) are left out. The outputs labelled in
     ``stdout`` may be ``-`` (standard output), at most one of them; no other may."""
     ins = [(label, p) for label, value in inputs.items() if (p := _as_path(value)) is not None]
@@ -174,7 +174,8 @@ def results_lock(
         except BlockingIOError:
             raise ConfigError(
                 f"The results file {str(path)!r} is being written by another ragmeter run "
-                "(it holds a lock on it). Wait for that run to finish, or give another --out."
+                "(it holds a lock on it). Wait for that run to finish, or give "
+                f"{param('out')} another path."
             ) from None
         try:
             yield

@@ -1,13 +1,13 @@
-"""Read a results file back, checked line by line: one reader for ``--resume`` and for reports.
+"""Read a results file back, checked line by line: one reader for a resumed run and for reports.
 
 A results file is append-only: one JSON object per scored row. A later line for a row replaces
-an earlier one only when ``--resume`` wrote it: the earlier line failed because of the judge or
+an earlier one only when a resumed run wrote it: the earlier line failed because of the judge or
 the infrastructure (its ``failure_causes``), or the later one adds metrics the earlier lacked
 (metrics added since the first run). Any other repeated index is an error, and so is a line
 that is not a row of results: not a JSON object, an index that is not an integer in the
 input's range, a score that is not a number in its metric's range (NaN included), reasons or
 failures that are not text. Every error names the file, the line and the field. A last line
-without its newline was cut off by a killed run; it is not a row (``--resume`` cuts it off
+without its newline was cut off by a killed run; it is not a row (a resumed run cuts it off
 before appending, and cuts nothing else).
 
 Reading takes two passes: the first keeps one line number and offset per row index (flat memory
@@ -188,7 +188,7 @@ def scan_results(path: str | os.PathLike[str], expect: Expect = Expect()) -> Res
             if not retried and metrics <= had:
                 raise DataError(
                     f"{scan.path}, line {lineno}, field 'index': row {index} is already on line "
-                    f"{earlier[0]}. A row is written again only by --resume, after it failed "
+                    f"{earlier[0]}. A row is written again only by a resumed run, after it failed "
                     "on the judge or to add metrics; was the file appended to by hand or by "
                     "another tool?"
                 )

@@ -8,9 +8,9 @@ call, then checks them as :func:`ragmeter.io.results.check_record` does (numbers
 finite, in their metric's range; the index in the input's range). The rest of such a line
 (reasons, failures, details) is not parsed. A line is parsed whole with ``json.loads`` and
 checked with ``check_record`` when it does not start that way, when it records failure causes
-(whether ``--resume`` may replace it), or when the caller asks for its whole object (the rows
+(whether a resumed run may replace it), or when the caller asks for its whole object (the rows
 whose claim details are needed). Repeated indexes follow the rules of
-:func:`ragmeter.io.results.scan_results`: the later line counts only where ``--resume`` wrote
+:func:`ragmeter.io.results.scan_results`: the later line counts only where a resumed run wrote
 it. A last line cut off by a killed run (no newline) is not a row.
 """
 
@@ -140,7 +140,7 @@ def read_score_lines(
     texts: list[bytes | None] = []
     lines: list[int] = []
     pos_of: dict[int, int] = {}
-    retried: set[int] = set()  # positions whose line --resume may replace
+    retried: set[int] = set()  # positions whose line a resumed run may replace
     match, n_rows = _START.match, expect.n_rows
     with path.open("rb") as f:
         for lineno, raw in enumerate(f, start=1):
@@ -213,7 +213,7 @@ def _replace(
     now: Mapping[str, Any] | bytes,
 ) -> None:
     """Row ``pos`` written again on line ``lineno`` (its scores ``now``, an object or the text
-    of one): allowed where ``--resume`` wrote it (the earlier line failed on the judge or the
+    of one): allowed where a resumed run wrote it (the earlier line failed on the judge or the
     infrastructure, or the later one adds metrics); the earlier line's scores are still
     checked, as every line's are."""
     earlier = texts[pos]
@@ -227,7 +227,7 @@ def _replace(
     if pos not in retried and now.keys() <= had.keys():
         raise DataError(
             f"{path}, line {lineno}, field 'index': row {out.indexes[pos]} is already on line "
-            f"{lines[pos]}. A row is written again only by --resume."
+            f"{lines[pos]}. A row is written again only by a resumed run."
         )
     lines[pos] = lineno
     out.kept.pop(pos, None)

@@ -562,7 +562,7 @@ def read_run_for_labels(path: str | os.PathLike[str], labels: LabelSet) -> Score
     Lines are read by :func:`ragmeter.io.score_lines.read_score_lines`: the start of each
     line (index, id, scores) is checked as :func:`ragmeter.report.load.load_run` checks it
     (scores in their metrics' ranges, indexes in the input's); a row written again by
-    ``--resume`` counts in its last version, any other repeated index is an error; a cut-off
+    a resumed run counts in its last version, any other repeated index is an error; a cut-off
     last line is not a row. Only the lines of labelled rows are parsed whole.
     """
     path = Path(path)

@@ -503,7 +503,7 @@ def load_run(path: str | os.PathLike[str], *, keep_details: bool = True) -> Run:
     """Read a results JSONL and its sidecar.
 
     Reads line by line, checking each (:mod:`ragmeter.io.results`: scores in their metrics'
-    ranges, indexes in the input's; a row written again by ``--resume`` counts once, in its
+    ranges, indexes in the input's; a row written again by a resumed run counts once, in its
     last version; a cut-off last line is not a row); with
     ``keep_details=False`` claim-level details are dropped while reading (fetch the few that
     a report shows with :func:`read_details`).
