@@ -78,7 +78,7 @@ def test_a_tampered_reply_is_not_served(tmp_path: Path) -> None:
 def test_a_corrupt_file_is_bypassed_with_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.warns(RuntimeWarning, match="not used.*--no-cache"):
+    with pytest.warns(RuntimeWarning, match=r"not used.*\(use_cache=False\)"):
         cache = JudgeCache(path)
     assert not cache.enabled
     assert cache.get("k") is None

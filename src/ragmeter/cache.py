@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter.errors import param
+
 __all__ = ["JudgeCache", "cache_key", "default_cache_path"]
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,7 @@ def cache_key(
     repeat: int = 0,
 ) -> str:
     """A stable sha256 over everything that determines a judge reply: never a secret, never
-    the address the judge was reached at. ``repeat`` (``--repeats``) keeps each repeat's
+    the address the judge was reached at. ``repeat`` (``Settings.repeats``) keeps each repeat's
     reply apart; repeat 0's key is the key without repeats."""
     payload: dict[str, Any] = {
         "format": KEY_FORMAT,
@@ -139,7 +141,8 @@ class JudgeCache:
         self.disabled_reason = why
         message = (
             f"The judge cache at {self.path} is not used: {why}. The run goes on without it. "
-            "Delete the file, pass another path with --cache PATH, or --no-cache."
+            f"Delete the file, give {param('cache_path')} another path, or turn the cache off "
+            f"({param('use_cache', 'use_cache=False')})."
         )
         warnings.warn(message, RuntimeWarning, stacklevel=3)
         log.warning(message)

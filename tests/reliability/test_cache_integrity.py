@@ -87,7 +87,7 @@ def test_a_garbage_cache_file_is_bypassed_with_a_warning_and_scores_stay_right(
     reference, calls = run(server, data, None)
     garbage = tmp_path / "garbage.sqlite3"
     garbage.write_bytes(os.urandom(64 * 1024))
-    with pytest.warns(RuntimeWarning, match="is not used.*--no-cache"):
+    with pytest.warns(RuntimeWarning, match=r"is not used.*\(use_cache=False\)"):
         scores, garbage_calls = run(server, data, garbage)
     assert scores == reference
     assert garbage_calls == calls
@@ -109,6 +109,8 @@ def test_a_garbage_cache_file_is_bypassed_with_a_warning_and_scores_stay_right(
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "is not used" in proc.stderr and str(garbage) in " ".join(proc.stderr.split())
+    assert "give --cache another path" in " ".join(proc.stderr.split())  # the CLI's flags
+    assert "(--no-cache)" in " ".join(proc.stderr.split())
 
 
 def test_a_damaged_cache_never_gives_wrong_scores(
