@@ -57,6 +57,12 @@ def param(name: str, python: str | None = None) -> str:
     return names.get(name, python or name) if names else python or name
 
 
+def current_param_names() -> dict[str, str]:
+    """The names of the :func:`param_names` block this runs in (``{}`` outside any), for work
+    sent to another process or thread that starts with a context of its own (Ray actors)."""
+    return dict(_PARAM_NAMES.get() or {})
+
+
 def keyword(name: str) -> str:
     """How an error names the keyword parameter ``name`` (a setting, an option): what the
     front end calling calls it (see :func:`param_names`), else ``name=`` (``timeout=``)."""

@@ -27,13 +27,20 @@ import logging
 import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, RagmeterError, UnavailableError
+from ragmeter.errors import (
+    ConfigError,
+    RagmeterError,
+    UnavailableError,
+    current_param_names,
+    param,
+    param_names,
+)
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.paths import ReplacingWriter
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
@@ -94,6 +101,9 @@ class _Job:
     #: The run's Python metrics (``@ragmeter.metric``), defined again in each actor: Ray
     #: pickles their functions by reference, or by value where no module holds them.
     python_metrics: tuple[Any, ...] = ()
+    #: How errors name parameters: the driver's :func:`~ragmeter.errors.param_names` (the
+    #: CLI's flags), which an actor's own context does not hold.
+    names: dict[str, str] = field(default_factory=dict)
 
 
 def worker_concurrency(max_concurrency: int, workers: int) -> int:
@@ -103,9 +113,12 @@ def worker_concurrency(max_concurrency: int, workers: int) -> int:
     ``workers <= max_concurrency``; with more workers than that, each still gets one.
     """
     if max_concurrency < 1:
-        raise ConfigError(f"The 'max_concurrency' setting must be >= 1. Got {max_concurrency}.")
+        setting = param("max_concurrency", "The 'max_concurrency' setting")
+        raise ConfigError(f"{setting} must be >= 1. Got {max_concurrency}.")
     if workers < 1:
-        raise ConfigError(f"The number of Ray workers must be >= 1. Got {workers}.")
+        raise ConfigError(
+            f"{param('num_workers', 'The number of Ray workers')} must be >= 1. Got {workers}."
+        )
     return max(1, max_concurrency // workers)
 
 
@@ -116,10 +129,11 @@ class _ScoreBatches:
         self.job = job
         for metric in job.python_metrics:
             registry.define(metric.spec, metric)
-        self.plan = Plan(registry.resolve(job.metrics), auto=False)
-        self.ctx = RunContext(job.settings)
-        self.plan.build_families(self.ctx)
-        self.scorer = BatchScorer(self.plan, job.column_map, self.ctx)
+        with param_names(job.names):  # errors name parameters as the driver's caller does
+            self.plan = Plan(registry.resolve(job.metrics), auto=False)
+            self.ctx = RunContext(job.settings)
+            self.plan.build_families(self.ctx)
+            self.scorer = BatchScorer(self.plan, job.column_map, self.ctx)
         # One event loop per actor, in its own thread: Ray may call the actor from several
         # threads at once, and every batch then shares the judge's concurrency limit.
         self.loop = asyncio.new_event_loop()
@@ -131,7 +145,7 @@ class _ScoreBatches:
         import pyarrow as pa
 
         rows, skip = self._rows(batch)
-        scored = asyncio.run_coroutine_threadsafe(self.scorer.score(rows), self.loop).result()
+        scored = asyncio.run_coroutine_threadsafe(self._score(rows), self.loop).result()
         if self.scorer.stopped is not None:
             raise self.scorer.stopped  # the driver stops the run (and keeps what it wrote)
         results = iter(scored)
@@ -172,6 +186,12 @@ class _ScoreBatches:
             columns[f"v:{name}"] = pa.array(values[name])
             columns[f"k:{name}"] = pa.array(kinds[name])
         return pa.table(columns)
+
+    async def _score(self, rows: list[Row]) -> list[RowResult]:
+        """``rows`` scored in the actor's loop, their errors naming parameters as the
+        driver's caller does."""
+        with param_names(self.job.names):
+            return await self.scorer.score(rows)
 
     def _rows(self, batch: Any) -> tuple[list[Row], list[bool]]:
         fmt = self.job.fmt
@@ -264,25 +284,30 @@ def run_ray(
         raise ConfigError(
             "The Ray engine reads files, so that every worker reads its own share. Got "
             f"{type(data_path).__name__}. Save the data as JSONL or Parquet and pass the path, "
-            "or run it on the local engine (ragmeter.evaluate / --engine local)."
+            f"or run it on the local engine ({param('local_engine', 'ragmeter.evaluate')})."
         )
     settings = settings or Settings()
     if settings.criteria:
         raise ConfigError(
-            "Criteria (--criteria) run on the local engine only: leave out --engine ray, or "
-            "run the criteria in a separate local run."
+            f"Criteria ({param('criteria')}) run on the local engine only "
+            f"({param('local_engine', 'ragmeter.evaluate')}): run them in a separate local run."
         )
     if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
-        raise ConfigError(f"The 'num_workers' option must be >= 1. Got {num_workers!r}.")
+        option = param("num_workers", "The 'num_workers' option")
+        raise ConfigError(f"{option} must be >= 1. Got {num_workers!r}.")
     if resume and out is None:
-        raise ConfigError("resume=True needs out=PATH: the results file to resume.")
+        raise ConfigError(
+            f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results file "
+            "to resume."
+        )
     check_run_outputs("data_path", data_path, out, settings, outputs)
     try:
         import ray
         import ray.data  # fails without the [data] extra
     except ImportError:
         raise ConfigError(
-            "--engine ray needs Ray Data, which is not installed. Install it with: "
+            f"{param('ray_engine', 'The Ray engine')} needs Ray Data, which is not installed. "
+            "Install it with: "
             "pip install 'ragmeter[ray]'."
         ) from None
 
@@ -323,6 +348,7 @@ def run_ray(
             python_metrics=tuple(
                 registry.defined(s.name) for s in plan.specs if s.family == registry.PYTHON_FAMILY
             ),
+            names=current_param_names(),
         )
         data_ctx = ray.data.DataContext.get_current()
         saved = (data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars)
@@ -511,7 +537,7 @@ def _drain(
                     state.count_causes(RowResult.from_json(json.loads(text)))
                 if '"verdict_count":' in text:  # claim metrics' verdicts, as the local engine
                     _count_verdicts(json.loads(text), job.metrics, state.acc)
-                if state.noise is not None and '"repeats":' in text:  # --repeats
+                if state.noise is not None and '"repeats":' in text:  # Settings.repeats
                     judged = {s.name: s for s in state.plan.specs if s.needs_judge}
                     state.noise.add(RowResult.from_json(json.loads(text)), judged)
             state.n_rows += len(written)
