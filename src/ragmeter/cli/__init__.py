@@ -130,6 +130,7 @@ EVALUATE_FLAGS = {
     "ray_engine": "--engine ray",
     "num_workers": "--workers",
     "group_by": "--group-by",
+    "risk_thresholds": "ragmeter report --risk-threshold",
     "labels": "--labels",
     "criteria": "--criteria",
     "judge": "--judge",
@@ -474,7 +475,8 @@ def evaluate(
         if group_by is not None:
             if report is None:
                 raise ConfigError("--group-by groups the report: add --report FILE.")
-            _check_group_by(data, columns, group_by)
+            with param_names(EVALUATE_FLAGS):
+                _check_group_by(data, columns, group_by)
         load_plugins(plugin)
         own = load_criteria(criteria) if criteria is not None else ()
         gates = parse_thresholds(fail_under or [], "--fail-under", criteria=own)

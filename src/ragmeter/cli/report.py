@@ -12,9 +12,16 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.output import EXIT_GATE, fail, parse_assignments
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, param_names
 
 __all__ = ["register"]
+
+#: How the errors of ``report`` and ``compare`` name their parameters on the command line.
+REPORT_FLAGS = {
+    "group_by": "--group-by",
+    "pair_by_index": "ragmeter compare A B --pair-by-index",
+    "risk_thresholds": "--risk-threshold",
+}
 
 
 REPORT_EXAMPLES = """Examples:
@@ -112,16 +119,17 @@ def report_command(
                 risk_threshold or [], option="--risk-threshold", example="poor_share=0.1"
             )
         )
-        written = write_report(
-            results,
-            out,
-            baseline=baseline,
-            group_by=group_by,
-            thresholds=thresholds,
-            worst_n=worst_n,
-            top_signs=top_signs,
-            data=data,
-        )
+        with param_names(REPORT_FLAGS):
+            written = write_report(
+                results,
+                out,
+                baseline=baseline,
+                group_by=group_by,
+                thresholds=thresholds,
+                worst_n=worst_n,
+                top_signs=top_signs,
+                data=data,
+            )
     except (RagmeterError, ImportError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -164,7 +172,8 @@ def compare_command(
                 fail_if_worse or [], option="--fail-if-worse", example="faithfulness=0.02"
             ).items()
         }
-        comparison = compare_runs(a, b, top=top, pair_by_index=pair_by_index)
+        with param_names(REPORT_FLAGS):
+            comparison = compare_runs(a, b, top=top, pair_by_index=pair_by_index)
         results = [comparison.worse_than(metric, delta) for metric, delta in gates.items()]
     except RagmeterError as exc:
         fail(str(exc))

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragmeter.errors import ConfigError, DataError, unknown_metric
+from ragmeter.errors import ConfigError, DataError, param, unknown_metric
 from ragmeter.metrics.registry import changed_meanings
 from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run
 from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
@@ -97,7 +97,7 @@ class MetricComparison:
 
 @dataclass(frozen=True, slots=True)
 class GateResult:
-    """Outcome of one ``--fail-if-worse metric=delta`` check."""
+    """Outcome of one ``worse_than(metric, delta)`` check (the CLI's ``--fail-if-worse``)."""
 
     metric: str
     allowed: float
@@ -192,11 +192,13 @@ def _different_inputs(a: Run, b: Run) -> str | None:
     )
 
 
-_PAIR_HINT = (
-    "Compare two runs of the same input, or give every row a unique question_id so rows pair "
-    "by id. To pair row i of A with row i of B anyway: ragmeter compare A B --pair-by-index "
-    "(compare_runs(a, b, pair_by_index=True) in Python)."
-)
+def _pair_hint() -> str:
+    """How to pair two runs anyway, naming the option as the caller does."""
+    anyway = param("pair_by_index", "compare_runs(a, b, pair_by_index=True)")
+    return (
+        "Compare two runs of the same input, or give every row a unique question_id so rows "
+        f"pair by id. To pair row i of A with row i of B anyway: {anyway}."
+    )
 
 
 def _pair(
@@ -219,7 +221,7 @@ def _pair(
         if not pair_by_index:
             raise DataError(
                 f"Refusing to pair rows by index: {different}, and the rows have no ids in "
-                f"common to pair them by. {_PAIR_HINT}"
+                f"common to pair them by. {_pair_hint()}"
             )
         warnings.append(f"Paired by index although {different}.")
     by_index = {r.index: r for r in b.rows}
@@ -234,7 +236,7 @@ def _pair(
                 raise DataError(
                     f"Refusing to pair rows by index: row {r.index} has id {r.id!r} in A but "
                     f"{other.id!r} in B, so the runs are not over the same inputs in the same "
-                    f"order. {_PAIR_HINT}"
+                    f"order. {_pair_hint()}"
                 )
             conflicts += 1
         pairs.append((r, other))

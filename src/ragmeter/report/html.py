@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.errors import DataError, RagmeterError
+from ragmeter.errors import DataError, RagmeterError, param
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.io.redact import redact_everywhere, redact_tree, secret_env_values
 from ragmeter.report.answerability_html import answerability_section
@@ -307,14 +307,20 @@ def _signs_list(
         w.add("</details>")
 
 
+def _thresholds_option() -> str:
+    """How the caller changes the risk thresholds: the CLI's ``--risk-threshold``, else the
+    Python API's."""
+    return param("risk_thresholds", "RiskThresholds().with_overrides({...})")
+
+
 def _no_sign(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> str:
     """What to say when a metric raised no sign: nothing risky, or too few rows to tell."""
     need = thresholds.for_metric(info.name).min_samples
     have = len(run.values(info.name))
     if have < need:
         return (
-            f"Too few scores for a sign ({have}; a sign needs {need}, "
-            "--risk-threshold min_samples=N)."
+            f"Too few scores for a sign ({have}; a sign needs {need}: set min_samples=N with "
+            f"{_thresholds_option()})."
         )
     return "No sign of high risk."
 
@@ -805,8 +811,8 @@ def _thresholds_note(w: _Writer, t: RiskThresholds, metrics: Sequence[MetricInfo
         "shorter than their answers (fewer than half the answer's content words). "
         + "Signs that point at the same rows with the same numbers are merged; the most "
         "important first (failed rows, poor shares, undefined rows, skew, spread). Change "
-        "them with <code>--risk-threshold name=value</code> or "
-        "<code>--risk-threshold metric.name=value</code>.</p></details>"
+        f"them with <code>{html.escape(_thresholds_option())}</code>: <code>name=value</code> "
+        "or <code>metric.name=value</code>.</p></details>"
     )
 
 
@@ -998,8 +1004,8 @@ def render_report(
     if comparison is not None and base is not None:
         _baseline_section(w, comparison, base)
     w.add(answerability_section(r.info))  # refusal statistics; else nothing
-    w.add(calibration_section(r.info))  # a run calibrated with --labels; else nothing
-    w.add(judge_noise_section(r.info, w.t))  # a run with --repeats; else nothing
+    w.add(calibration_section(r.info))  # a run calibrated with labels; else nothing
+    w.add(judge_noise_section(r.info, w.t))  # a run with repeats; else nothing
     _usage_section(w, r.info)
     _config_section(w, r)
     w.add("</main></body></html>\n")
@@ -1034,7 +1040,7 @@ def write_run_report(
     results: str | os.PathLike[str] | None = None,
     group_by: str | None = None,
 ) -> Path:
-    """Write the HTML report at the end of a run (``evaluate(report=...)``, ``--report``).
+    """Write the HTML report at the end of a run (``evaluate(report=...)``).
 
     The rows are read from ``results`` (the results file they were streamed to) when given,
     else from the rows ``result`` (a RunResult) kept; ``out_path``'s folder is made.

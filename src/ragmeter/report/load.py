@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import DataError, unknown_metric
+from ragmeter.errors import DataError, param, unknown_metric
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.results import read_results, scan_results
 from ragmeter.result import read_sidecar, results_expect
@@ -164,7 +164,7 @@ def check_group_path(path: str, rows: Iterable[ReportRow], *, unread: str | None
     grouped = [name for name in known if name != "id"]  # one group per row: no grouping
     if grouped:
         shown = ", ".join(grouped[:20]) + (", ..." if len(grouped) > 20 else "")
-        fix = f" Paths the rows have: {shown}; give one of them to --group-by."
+        fix = f" Paths the rows have: {shown}; give one of them as {param('group_by')}."
     else:
         fix = " The rows have no metadata to group by."
     raise DataError(f"Cannot group by {path!r}: no row has a value there.{why}{hint}{fix}")
