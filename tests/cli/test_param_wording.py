@@ -173,3 +173,19 @@ def test_the_ray_engines_worker_count_names_num_workers_in_python_and_workers_on
         str(data), "-m", "k_precision", "--engine", "ray", "--workers", "0", "-o", out
     )
     assert code == 2 and "--workers must be >= 1. Got 0" in output, output
+
+
+def test_the_labelling_page_names_metric_in_python_and_the_flag_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    from ragmeter.report.labels.page import build_label_page
+
+    results = tmp_path / "r.jsonl"
+    results.write_text('{"index": 0, "scores": {"mrr": 1.0}}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="Name the metric to label with metric;"):
+        build_label_page(results, sample=2)
+    res = CliRunner().invoke(
+        app, ["label", str(results), "--sample", "2", "--out", str(tmp_path / "p.html")]
+    )
+    output = " ".join(res.output.split())
+    assert res.exit_code == 2 and "Name the metric to label with --metric;" in output, output

@@ -15,9 +15,12 @@ from typing import Annotated
 import typer
 
 from ragmeter.cli.output import fail
-from ragmeter.errors import RagmeterError
+from ragmeter.errors import RagmeterError, param_names
 
 __all__ = ["register"]
+
+#: How the labelling page's errors name its parameters on the command line.
+LABEL_FLAGS = {"data": "--data", "out": "--out", "sample": "--sample", "metric": "--metric"}
 
 LABEL_EXAMPLES = """Examples:
 
@@ -73,9 +76,16 @@ def label_command(
     from ragmeter.report.labels.page import write_label_page
 
     try:
-        page = write_label_page(
-            results, out, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
-        )
+        with param_names(LABEL_FLAGS):
+            page = write_label_page(
+                results,
+                out,
+                sample=sample,
+                seed=seed,
+                metric=metric,
+                stratified=stratified,
+                data=data,
+            )
     except RagmeterError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -89,7 +89,7 @@ def test_an_unknown_metric_names_the_close_ones(labelled_run):
 def test_a_run_without_the_default_metric_asks_for_one(tmp_path):
     results = tmp_path / "r.jsonl"
     results.write_text('{"index": 0, "scores": {"mrr": 1.0}}\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="no faithfulness scores.*--metric.*mrr"):
+    with pytest.raises(ConfigError, match="no faithfulness scores.*label with metric;.*mrr"):
         build_label_page(results, sample=2)
 
 

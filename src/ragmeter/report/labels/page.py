@@ -50,7 +50,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError, DataError, RagmeterError
+from ragmeter.errors import ConfigError, DataError, RagmeterError, param
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.io.redact import redact_everywhere, secret_env_values
 from ragmeter.report.labels.sample import (
@@ -132,7 +132,7 @@ def _choose_metric(run: Run, metric: str | None) -> str:
         return DEFAULT_METRIC
     raise ConfigError(
         f"This run has no {DEFAULT_METRIC} scores to label. Name the metric to label with "
-        f"--metric; metrics in this run: {', '.join(run.metrics) or 'none'}."
+        f"{param('metric')}; metrics in this run: {', '.join(run.metrics) or 'none'}."
     )
 
 
@@ -192,7 +192,7 @@ def _inputs(run: Run, results: Path, indices: Sequence[int], data: Any) -> tuple
     if data is not None:
         if isinstance(data, str | os.PathLike) and not Path(data).is_file():
             raise DataError(
-                f"--data {os.fspath(data)!r} is not a file. Give the file the run scored."
+                f"{param('data')} {os.fspath(data)!r} is not a file. Give the file the run scored."
             )
         return read_inputs(data, indices), None
     source = recorded_input(run.info, results)
@@ -223,7 +223,7 @@ def build_label_page(
     docstring). Rows with a defined score of the metric are the ones sampled; ``data`` is the
     input the run scored (default: the file its run record names, when unchanged)."""
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
-        raise ConfigError(f"--sample must be an integer >= 1. Got {sample!r}.")
+        raise ConfigError(f"{param('sample')} must be an integer >= 1. Got {sample!r}.")
     results = Path(results)
     run = load_run(results, keep_details=False)
     name = _choose_metric(run, metric)
@@ -232,7 +232,7 @@ def build_label_page(
     if not column.positions:
         raise DataError(
             f"No row of {str(results)!r} has a defined {name} score, so there is nothing to "
-            "label. Pick another metric with --metric."
+            f"label. Pick another metric with {param('metric')}."
         )
     indices = [run.rows[p].index for p in column.positions]
     if stratified:
@@ -387,8 +387,8 @@ def write_label_page(
         "the run record of RESULTS": sidecar_path(results),
     }
     if isinstance(data, str | os.PathLike):
-        inputs["--data"] = data
-    check_outputs(inputs, {"--out": out})
+        inputs[param("data")] = data
+    check_outputs(inputs, {param("out"): out})
     page = build_label_page(
         results, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
     )
