@@ -105,6 +105,11 @@ def test_without_a_data_folder_the_error_says_to_pass_data(app, monkeypatch, tmp
         assert res.exit_code == 2, res.output
         assert "needs its data folder: pass --data DIR" in res.output
         assert "trec_eval_reference/qrels.test" in res.output  # the layout it expects
+    from ragmeter.errors import DataError
+    from ragmeter.metaeval import run_suite
+
+    with pytest.raises(DataError, match=r"pass data_dir \(or set RAGMETER_SHARED_DATA\)"):
+        run_suite("trec")  # Python names the parameter
 
 
 def test_the_documented_layout_names_every_file_the_suites_read():

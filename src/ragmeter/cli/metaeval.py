@@ -25,8 +25,21 @@ import typer
 
 from ragmeter.cli import verifier as nli
 from ragmeter.cli.output import EXIT_GATE, fail
-from ragmeter.errors import ConfigError, RagmeterError
+from ragmeter.errors import ConfigError, RagmeterError, param_names
 from ragmeter.settings import Settings
+
+#: How meta-eval's errors name its parameters on the command line.
+METAEVAL_FLAGS = {
+    "data_dir": "--data DIR",
+    "judge": "--judge",
+    "base_url": "--base-url",
+    "embedder": "--embedder",
+    "verifier": "--verifier",
+    "verifier_label": "--verifier-label",
+    "verifier_threshold": "--verifier-threshold",
+    "device": "--device",
+    "allow_download": "--allow-download",
+}
 
 
 def _run_lfqa(
@@ -114,7 +127,8 @@ def register(app: typer.Typer) -> None:
         )
         try:
             if suite == "lfqa":
-                code = _run_lfqa(judge, metrics, limit, out, settings, data)
+                with param_names(METAEVAL_FLAGS):
+                    code = _run_lfqa(judge, metrics, limit, out, settings, data)
                 raise typer.Exit(code)
             names = list(SUITES) if suite == "all" else [suite]
             options = SuiteOptions(
@@ -127,7 +141,8 @@ def register(app: typer.Typer) -> None:
             )
             disagrees = False
             for name in names:
-                result = run_suite(name, data, options)
+                with param_names(METAEVAL_FLAGS):
+                    result = run_suite(name, data, options)
                 typer.echo(result.to_markdown())
                 if out is not None:
                     md, js = result.write(out)

@@ -1,6 +1,6 @@
 """Meta-evaluation: how far each metric agrees with human judgments and reference tools.
 
-Each suite reads public data by path from a data folder the caller names (``--data DIR`` or
+Each suite reads public data by path from a data folder the caller names (``data_dir`` or
 ``$RAGMETER_SHARED_DATA``; the data is never shipped with the package; its layout is
 :data:`ragmeter.metaeval.common.DATA_LAYOUT`) and returns a :class:`SuiteResult` with a
 Markdown table and JSON:

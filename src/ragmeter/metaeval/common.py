@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import ConfigError, DataError, RagmeterError
+from ragmeter.errors import ConfigError, DataError, RagmeterError, param
 from ragmeter.settings import Settings
 
 log = logging.getLogger("ragmeter.metaeval")
 
-#: Environment variable naming the data folder, when ``--data`` is not given.
+#: Environment variable naming the data folder, when none is given (``data_dir``).
 DATA_ENV = "RAGMETER_SHARED_DATA"
 #: What the data folder holds, suite by suite (the README's "Meta-evaluation data" section).
 DATA_LAYOUT = {
@@ -47,14 +47,15 @@ def shared_data_dir(path: str | Path | None = None) -> Path:
     chosen = path if path is not None else os.environ.get(DATA_ENV)
     if not chosen:
         raise DataError(
-            "The meta-evaluation needs its data folder: pass --data DIR (or set "
+            f"The meta-evaluation needs its data folder: pass {param('data_dir')} (or set "
             f"{DATA_ENV}). {_LAYOUT_HINT}"
         )
     where = Path(chosen).expanduser()
     if not where.is_dir():
         raise DataError(
-            f"The meta-evaluation data folder {str(where)!r} does not exist. Pass --data DIR "
-            f"or set {DATA_ENV} to the folder that holds the suites' data. {_LAYOUT_HINT}"
+            f"The meta-evaluation data folder {str(where)!r} does not exist. Pass "
+            f"{param('data_dir')} or set {DATA_ENV} to the folder that holds the suites' data. "
+            f"{_LAYOUT_HINT}"
         )
     return where.resolve()
 
@@ -68,7 +69,7 @@ def data_file(data_dir: Path, relative: str) -> Path:
     if not path.is_file():
         raise DataError(
             f"Expected the data file {relative!r} under {str(data_dir)!r}; it is missing. "
-            "Check that --data points at the shared data folder."
+            f"Check that {param('data_dir')} points at the shared data folder."
         )
     return path
 

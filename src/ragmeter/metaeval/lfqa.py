@@ -18,9 +18,9 @@ Metrics compared with the human score (answer: mean over its sentences):
   so every claim counts as unverified: 1 - faithfulness; its correlation is expected
   negative).
 
-With a judge other than the offline verifier (``--judge openai:MODEL``, ``--verifier
-nli:PATH``), ``faithfulness`` and ``faithfulness_support`` are that judge's, scored sentence by
-sentence (:func:`judged_scores`).
+With a judge other than the offline verifier (``judge="openai:MODEL"``,
+``Settings(verifier="nli:PATH")``), ``faithfulness`` and ``faithfulness_support`` are that
+judge's, scored sentence by sentence (:func:`judged_scores`).
 
 At answer level: Spearman and Kendall per system (averaged over the six) and pooled (600).
 At sentence level: Spearman and Kendall pooled over the 3,993 sentences (a sentence's score is
