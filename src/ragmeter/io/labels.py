@@ -120,8 +120,8 @@ class LabelSet:
         return (
             f"the labels in {self.path} come from a {self.selection!r} selection of rows, not a "
             "uniform random sample, so the labelled rows do not stand for the whole run and any "
-            "estimate of its mean from them would be biased. Label a uniform sample "
-            "(ragmeter label RESULTS --sample N, without --stratified) for estimates."
+            "estimate of its mean from them would be biased. Label a uniform sample (a "
+            "labelling page made without stratified sampling) for estimates."
         )
 
 

@@ -210,7 +210,7 @@ def _network_shut() -> Iterator[None]:
     """No socket may connect inside (a tokenizer that would fetch its files fails)."""
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise OSError("ragmeter --dry-run opens no connection")
+        raise OSError("a dry run (plan_run) opens no connection")
 
     saved = socket.socket.connect, socket.create_connection
     socket.socket.connect = refuse  # type: ignore[method-assign]
