@@ -436,7 +436,9 @@ def _worker_settings(settings: Settings, per_worker: int) -> Settings:
         from ragmeter.cache import default_cache_path
 
         cache_path = str(default_cache_path())  # every worker shares the driver's cache file
-    return replace(settings, max_concurrency=per_worker, cache_path=cache_path)
+    # Each actor is at most one core: its offline judge works in one thread (no worker
+    # processes of its own; ``workers`` counts the actors here).
+    return replace(settings, max_concurrency=per_worker, cache_path=cache_path, workers=1)
 
 
 def _runtime_env() -> dict[str, Any] | None:
