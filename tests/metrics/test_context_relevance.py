@@ -103,7 +103,7 @@ def _tiny_t5(tmp_path: Path) -> Path:
 
 def test_build_rejects_the_run_when_the_model_is_missing(tmp_path: Path) -> None:
     settings = Settings(relevance_model=str(tmp_path / "no-such-model"))
-    with pytest.raises(ModelUnavailableError, match="--relevance-model"):
+    with pytest.raises(ModelUnavailableError, match="relevance_model"):
         family.build(RunContext(settings=settings))
 
 

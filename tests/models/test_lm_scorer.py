@@ -293,7 +293,7 @@ def test_score_rejects_unequal_lengths(tmp_path: Path) -> None:
 
 
 def test_missing_model_says_how_to_supply_it(tmp_path: Path) -> None:
-    with pytest.raises(ModelUnavailableError, match="--relevance-model PATH"):
+    with pytest.raises(ModelUnavailableError, match="Pass a local copy's path as relevance_model"):
         resolve_relevance_model("google/flan-t5-small-not-cached")
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,6 +1,6 @@
 """Which context-relevance model to run, and on which runtime, found without loading it.
 
-``--relevance-model`` names one of:
+``Settings.relevance_model`` names one of:
 
 - ``"offline"``: the first installed of :data:`OFFLINE_PREFERENCE` (Gemma 3 270M, then
   SmolLM2-135M-Instruct), or a packaged model by key (``"gemma3-270m"``, ``"smollm2"``;
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ragmeter.errors import ConfigError, ModelUnavailableError
+from ragmeter.errors import ConfigError, ModelUnavailableError, param
 from ragmeter.models._runtime import (
     cache_dir,
     in_hf_cache,
@@ -196,8 +196,8 @@ def resolve_relevance_model(spec: str = "offline", *, runtime: str = "auto") -> 
         if not packaged.installed():
             raise ModelUnavailableError(
                 f"The context-relevance model {packaged.name} is not installed. Install it "
-                f"with: pip install {packaged.install}, or pass a local model with "
-                "--relevance-model PATH (a .gguf file, or a transformers folder such as a "
+                f"with: pip install {packaged.install}, or pass a local model's path as "
+                f"{param('relevance_model')} (a .gguf file, or a transformers folder such as a "
                 "copy of google/flan-t5-small)."
             )
         return _gguf_source(packaged.name, runtime, packaged=packaged)
@@ -213,7 +213,7 @@ def resolve_relevance_model(spec: str = "offline", *, runtime: str = "auto") -> 
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelUnavailableError(
-                f"--relevance-model {spec!r} is a folder without config.json; expected a "
+                f"{param('relevance_model')} {spec!r} is a folder without config.json; expected a "
                 "transformers model folder (config.json, weights, tokenizer files)."
             )
         return ModelSource(str(path), str(path))
@@ -221,8 +221,8 @@ def resolve_relevance_model(spec: str = "offline", *, runtime: str = "auto") -> 
         return ModelSource(spec, spec)
     raise ModelUnavailableError(
         f"The relevance model {spec!r} is neither a local folder nor in the local Hugging "
-        "Face cache, and models cannot be downloaded here. Pass a local copy with "
-        "--relevance-model PATH, or use the default 'offline'."
+        "Face cache, and models cannot be downloaded here. Pass a local copy's path as "
+        f"{param('relevance_model')}, or use the default 'offline'."
     )
 
 
