@@ -10,7 +10,7 @@ A criterion of ``kind="entailment"`` asks whether one field (``premise``) entail
 (``hypothesis``): the LLM judge answers it as a yes/no question with the others, and a judge
 that cannot judge criteria (the offline judge) has its verifier decide it.
 
-Criteria come from a TOML file (``--criteria criteria.toml``, ``Settings(criteria=PATH)``)::
+Criteria come from a TOML file (``Settings(criteria=PATH)``, the CLI's ``--criteria``)::
 
     [[criteria]]
     name = "cites_policy"

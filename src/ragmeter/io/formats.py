@@ -3,7 +3,7 @@
 A format is a column map that applies where the data has the columns it names (an optional
 column that is absent is simply not read) and a set of columns that identify it. Data whose
 columns identify exactly one format is read as that format without being told
-(:func:`detect_format`); ``--format NAME`` (``column_map="NAME"`` in Python) chooses one and
+(:func:`detect_format`); ``column_map="NAME"`` (the CLI's ``--format NAME``) chooses one and
 refuses data that lacks its columns.
 
 - ``ragchecker``: RAGChecker's ``checking_inputs.json`` (``{"results": [...]}``; each result has

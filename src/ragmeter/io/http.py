@@ -44,7 +44,7 @@ MAX_ERROR_BODY = 64 * 1024
 #: Answers that no retry and no other row can change: the key, the access, the model or route.
 REFUSALS = (401, 403, 404)
 #: Requests in a row with no reply at all (timeouts, connections refused or dropped) after
-#: which a client stops the run (``max_no_reply``, ``--max-no-reply``).
+#: which a client stops the run (``Settings.max_no_reply``).
 DEFAULT_MAX_NO_REPLY = 10
 
 try:  # the SDK's switch for a reply whose body is read by the caller, as it is streamed

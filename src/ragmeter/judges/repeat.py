@@ -1,6 +1,6 @@
-"""Which repeat of a judge's work is being asked for (``--repeats N``).
+"""Which repeat of a judge's work is being asked for (``Settings.repeats``).
 
-An LLM judge asked the same thing twice may answer differently; ``--repeats N`` asks it N
+An LLM judge asked the same thing twice may answer differently; ``repeats=N`` asks it N
 times per row to measure how much. Repeat ``k`` (0 first) is set for the calls of one repeat
 with :func:`in_repeat`; a judge reads it with :func:`current_repeat` and puts it in its cache
 key, so each repeat's reply is cached on its own (repeat 0's key is the key of a run without

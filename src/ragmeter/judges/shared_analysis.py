@@ -76,7 +76,7 @@ class SharedJudge:
     @staticmethod
     def _key(request: AnalyzeRequest) -> tuple:
         return (
-            current_repeat(),  # each repeat of the judge (--repeats) asks on its own
+            current_repeat(),  # each repeat of the judge (Settings.repeats) asks on its own
             request.question,
             request.answer,
             tuple(request.references),

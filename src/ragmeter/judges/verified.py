@@ -1,6 +1,6 @@
 """``VerifiedJudge``: claims from one judge, entailment from another verifier.
 
-``Settings.verifier`` (``--verifier``) builds one when the verifier is not the judge's own:
+``Settings.verifier`` builds one when the verifier is not the judge's own:
 LLM-extracted claims checked by a local NLI model or by the offline verifier (no paid verify
 calls), offline claims checked by a local NLI model. Its name joins both names, so the run
 record says which verifier produced the scores; each score's details keep the analyze step's

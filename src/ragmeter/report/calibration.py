@@ -662,7 +662,7 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
 
 def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
     """The calibrated difference B - A of every metric both run records calibrated
-    (``evaluate --labels``), keyed by metric; ``{}`` when either has no calibration.
+    (``evaluate(labels=...)``), keyed by metric; ``{}`` when either has no calibration.
 
     Paired when both runs labelled the same rows (by id, else index) for the metric, at least
     two of them: PPI++ on the per-row differences, ``Y = Y_B - Y_A`` on the rows labelled in

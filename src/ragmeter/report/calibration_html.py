@@ -1,4 +1,4 @@
-"""The report's calibration section: a run record's ``calibration`` (``evaluate --labels``) as
+"""The report's calibration section: a run record's ``calibration`` (``evaluate(labels=...)``) as
 one small table (judge, labels only, calibrated with 95% intervals, bias, agreement)."""
 
 from __future__ import annotations

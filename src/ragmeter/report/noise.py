@@ -1,4 +1,4 @@
-"""The report's *Judge noise* section: what ``--repeats`` measured (the run record's
+"""The report's *Judge noise* section: what ``Settings.repeats`` measured (the run record's
 ``judge_noise``, :mod:`ragmeter.runner.repeats`), and the flaky rows."""
 
 from __future__ import annotations

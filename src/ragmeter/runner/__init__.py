@@ -6,7 +6,7 @@
 flat memory (:class:`Accumulator`); :mod:`~ragmeter.runner.core` runs one run's rows in
 order (:class:`Runner`: resume, run records, summaries; the local run's and the Ray
 engine's bookkeeping); :mod:`~ragmeter.runner.resume` what of a results file stays on
-``--resume``; :mod:`~ragmeter.runner.progress` the bar. The public
+``resume=True``; :mod:`~ragmeter.runner.progress` the bar. The public
 :func:`ragmeter.evaluate` adds the report on top.
 """
 

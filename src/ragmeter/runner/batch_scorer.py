@@ -190,7 +190,7 @@ class BatchScorer:
     async def _family_scores(
         self, fam: Any, samples: list[Sample], names: tuple[str, ...]
     ) -> Sequence[Mapping[str, Any]]:
-        """The family's outcomes for ``samples``; with ``--repeats N`` (a judge's metrics),
+        """The family's outcomes for ``samples``; with ``Settings.repeats`` N (a judge's metrics),
         the mean of N repeats of its work, each its own (:mod:`ragmeter.runner.repeats`)."""
         repeats = self.ctx.settings.repeats
         specs = {spec.name: spec for spec in self.plan.specs if spec.name in names}

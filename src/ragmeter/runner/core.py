@@ -84,7 +84,7 @@ async def aevaluate(
 
     A run that stops (a judge gone, the deadline, Ctrl-C, a signal the CLI turns into one)
     keeps every row scored in ``out``, and its run record with the summaries so far and
-    ``"stopped"``: why, and how many rows were kept (``--resume`` scores the rest).
+    ``"stopped"``: why, and how many rows were kept (a resumed run scores the rest).
     """
     settings = settings or Settings()
     if judge is not None:
@@ -243,7 +243,7 @@ class Runner:
         self.skip: set[int] = set()
         self.rows: list[RowResult] = []
         self.acc = {spec.name: Accumulator() for spec in plan.specs}
-        #: The judge's noise over its repeats (``--repeats`` above 1), else None.
+        #: The judge's noise over its repeats (``Settings.repeats`` above 1), else None.
         self.noise = NoiseTally(ctx.settings.repeats) if ctx.settings.repeats > 1 else None
         #: The bootstrap draws of the summaries, shared by metrics with as many scores.
         self.resamples = Resamples()
@@ -256,7 +256,7 @@ class Runner:
         self.first_infrastructure: tuple[int, str, str] | None = None
         #: The results file, once this run has written to it (a stop then updates its record).
         self.out: Path | None = None
-        #: Rows of batches being scored (a stop leaves them to --resume).
+        #: Rows of batches being scored (a stop leaves them to a resumed run).
         self.rows_in_flight = 0
         self.display: Progress | None = None
 
@@ -437,7 +437,7 @@ class Runner:
 
     def start_record(self) -> dict[str, Any]:
         """The run record written with the first row: which input, which metrics, the
-        settings and the column map (``--resume`` refuses a change of what decides scores)."""
+        settings and the column map (a resumed run refuses a change of what decides scores)."""
         return {
             "ragmeter_version": __version__,
             "created": dt.datetime.now(dt.UTC).isoformat(),
@@ -491,7 +491,7 @@ class Runner:
 
     def _emit(self, rows: list[RowResult], sink: IO[str] | ReplacingWriter | None) -> None:
         if self.scorer.stopped is not None:
-            # The rows the stop caught are scored again by --resume; the rest are kept.
+            # The rows the stop caught are scored again by a resumed run; the rest are kept.
             rows = [row for row in rows if not row.retried]
         if self.resumed is not None:
             rows = [self.resumed.completed(row) for row in rows]
@@ -519,7 +519,7 @@ class Runner:
         )
 
     def cause_info(self) -> dict[str, Any]:
-        """The run record's count of failures by cause (rows retried by ``--resume``)."""
+        """The run record's count of failures by cause (rows retried by a resumed run)."""
         return {
             "failure_causes": {cause: self.causes[cause] for cause in ("judge", "infrastructure")},
             "first_infrastructure_failure": self.first_infrastructure,
@@ -633,7 +633,7 @@ class _Counter:
 
 
 def resumed_note(out: Path | None, resumed: Resumed, total: int | None) -> str:
-    """What ``--resume`` reuses of ``out``, and what it scores."""
+    """What a resumed run reuses of ``out``, and what it scores."""
     reused = len(resumed.done)
     partial = len(resumed.partial)
     extra = f", {partial} rows get the metrics they lack" if partial else ""

@@ -1,9 +1,9 @@
-"""``--repeats N``: score the judge's metrics N times per row and keep how much they moved.
+"""``Settings.repeats``: score the judge's metrics N times per row and keep how much they moved.
 
 Each repeat is the family's whole work for a batch (the judge's analysis and verdicts) under
 its own repeat index (:func:`ragmeter.judges.repeat.in_repeat`), so each repeat's judge
-replies are cached apart: a rerun with the same ``--repeats`` costs no call, and a larger
-``--repeats`` asks only for the new repeats. The repeats run concurrently, under the run's
+replies are cached apart: a rerun with the same ``repeats`` costs no call, and a larger
+``repeats`` asks only for the new repeats. The repeats run concurrently, under the run's
 one concurrency limit.
 
 A row's score is the mean of its repeats' defined values (:func:`combine`); its details keep

@@ -1,4 +1,4 @@
-"""What of a results file stays on ``--resume``, checked before a byte is appended or cut.
+"""What of a results file stays on a resumed run, checked before a byte is appended or cut.
 
 The file must be this input's results (:func:`check_resumable`: its run record names this
 input; a file without one was not written by ragmeter), scored the way this run scores
@@ -56,7 +56,7 @@ SCORING_SETTINGS: dict[str, Callable[[MetricSpec], bool]] = {
     "reward_model": lambda spec: spec.family == "answer_reward",
     # The criteria's definitions: any change (one added, one reworded) is refused.
     "criteria": lambda spec: True,
-    # A row's score is the mean of this many repeats of the judge (--repeats).
+    # A row's score is the mean of this many repeats of the judge (Settings.repeats).
     "repeats": lambda spec: spec.needs_judge,
 }
 

@@ -1,4 +1,4 @@
-"""A judge's own noise, from its repeats (``--repeats N``): pure arithmetic, no I/O.
+"""A judge's own noise, from its repeats (``Settings.repeats``): pure arithmetic, no I/O.
 
 A row scored by ``N`` repeats of the judge has ``N`` values (``None`` where a repeat left it
 undefined or failed). Its score is their mean (:func:`repeat_mean`), its *spread* the largest

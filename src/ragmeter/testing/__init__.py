@@ -12,7 +12,7 @@
 - :class:`HashingEmbedder`: a deterministic bag-of-words embedder, the server's embeddings
   in process.
 - :mod:`ragmeter.testing.tiny_classifiers`: tiny random entailment checkpoints (BERT,
-  RoBERTa, DeBERTa-v2, T5, HHEM's layout) to test ``--verifier nli:PATH`` without a
+  RoBERTa, DeBERTa-v2, T5, HHEM's layout) to test ``verifier="nli:PATH"`` without a
   download (needs ``ragmeter[lm]``; imported on demand).
 
 Examples

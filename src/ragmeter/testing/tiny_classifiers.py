@@ -1,7 +1,7 @@
 """Tiny randomly initialised entailment classifiers, saved as real checkpoints (no download).
 
 For tests and benchmarks of the ``nli:`` verifier: each builder writes a folder that
-``--verifier nli:PATH`` loads through the same code as a real checker, with the same model
+``verifier="nli:PATH"`` loads through the same code as a real checker, with the same model
 classes (BERT, RoBERTa, DeBERTa-v2, T5 sequence classifiers; HHEM's layout: a T5 token
 classifier under ``t5.*`` over a foundation folder). The weights are random, so the
 probabilities mean nothing; the labels, windows, batching and caching can be checked.

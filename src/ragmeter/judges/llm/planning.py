@@ -1,4 +1,4 @@
-"""Planning a run's judge calls without making them (``ragmeter evaluate --dry-run``).
+"""Planning a run's judge calls without making them (a dry run).
 
 An :class:`~ragmeter.judges.llm.openai_judge.OpenAIJudge` given a :class:`CallPlanner`
 builds each request exactly as it would send it (messages, schema, cache key) and then, in

@@ -1,4 +1,4 @@
-"""Loading Python metrics from modules: ``--plugin MODULE`` (:func:`load_plugin`) and the
+"""Loading Python metrics from modules: by module name (:func:`load_plugin`) and the
 entry point group ``ragmeter.metrics`` of installed packages (:func:`load_entry_points`).
 
 Importing a module runs its ``@ragmeter.metric`` decorators, which register its metrics.
