@@ -129,7 +129,9 @@ def test_a_silent_judge_names_timeout_in_python_and_the_flags_on_the_command_lin
         )
     assert "gave no reply to 2 requests in a row" in str(info.value)
     assert "raise timeout= or max_no_reply=" in str(info.value)
+    assert "Pass out=PATH to keep the rows scored" in str(info.value)
     assert code == 2 and "raise --timeout or --max-no-reply" in output, output
+    assert "Pass --out to keep the rows scored" in output, output
 
 
 def test_an_embedder_without_a_key_names_base_url_in_python_and_the_flag_on_the_command_line(

@@ -205,7 +205,10 @@ def check_run_outputs(
 def stopped_message(exc: UnavailableError, n_rows: int, out: str | Path | None) -> str:
     """Why a run stopped, and what of it was kept."""
     if out is None:
-        return f"{exc} The run stopped. Pass out=PATH to keep the rows scored before a stop."
+        return (
+            f"{exc} The run stopped. Pass {param('out', 'out=PATH')} to keep the rows scored "
+            "before a stop."
+        )
     return (
         f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the cause, then rerun "
         f"with {param('resume', 'resume=True')} to score the rest."
