@@ -73,4 +73,4 @@ def test_answer_reward_without_torch_names_the_extra_and_the_model_path(monkeypa
     res = runner.invoke(app, ["evaluate", str(EXAMPLE), "-m", "answer_reward"])
     assert res.exit_code == 2
     text = _text(res)
-    assert "pip install 'ragmeter[lm]'" in text and "--reward-model PATH" in text
+    assert "pip install 'ragmeter[lm]'" in text and "its path given as --reward-model" in text
