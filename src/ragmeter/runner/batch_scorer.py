@@ -4,6 +4,7 @@ redacted: the unit of work of every engine."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -30,6 +31,9 @@ from ragmeter.runner.repeats import combine, score_repeats
 from ragmeter.types import Failure, MetricSpec, RowResult, Sample, Score
 
 log = logging.getLogger("ragmeter")
+
+#: Seconds of a batch's own work (redacting its rows) between two yields to the event loop.
+YIELD_AFTER = 0.002
 
 
 class BatchScorer:
@@ -140,8 +144,15 @@ class BatchScorer:
                 results[pos].record_all(outcome_map.items())
         secrets = known_secrets()
         if secrets or _may_hold_url(results):
+            # A judge's rows are large (claims, verdicts): redacting a batch of them takes
+            # tens of ms, during which the other batch's replies would wait and the judge's
+            # free slots stay idle. Hand the loop back every few ms.
+            resumed = time.perf_counter()
             for result in results:
                 _redact_row(result, secrets)
+                if time.perf_counter() - resumed > YIELD_AFTER:
+                    await asyncio.sleep(0)
+                    resumed = time.perf_counter()
         return results
 
     async def _score_group(
