@@ -224,3 +224,34 @@ def test_a_small_run_stays_in_threads(shared: Path) -> None:
     evaluate(rows, METRICS, judge=judge, settings=Settings(workers=2, use_cache=False))
     assert judge.process_min_rows > 4
     assert judge.runs_in == "threads"
+
+
+def test_a_worker_that_dies_fails_its_chunk_and_each_waiting_one_without_hanging() -> None:
+    spec = OfflineJudge(model=None).process_spec()
+    assert spec is not None
+    request = AnalyzeRequest(
+        question="Where is Paris?",
+        answer="Paris is in France. It is the capital.",
+        references=(),
+        contexts=(),
+        wants=frozenset({"answer_claims"}),
+    )
+
+    async def main() -> tuple[Any, list[Any], str | None]:
+        pool = processes.JudgeProcesses(spec, workers=1)
+        try:
+            (analysis,), _ = await pool.run("analyze", [request])
+            worker = pool._all[0].process
+            worker.kill()
+            await worker.wait()
+            calls = (pool.run("analyze", [request]) for _ in range(3))
+            # a guard against a hang, not a speed bound
+            failed = await asyncio.wait_for(asyncio.gather(*calls, return_exceptions=True), 300)
+            return analysis, failed, pool.failed
+        finally:
+            await pool.aclose()
+
+    analysis, failed, reason = asyncio.run(main())
+    assert analysis == OfflineJudge(model=None).analyze_sync(request)
+    assert [type(f) for f in failed] == [processes.WorkerFailed] * 3
+    assert reason is not None and "stopped" in reason

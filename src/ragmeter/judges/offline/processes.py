@@ -111,7 +111,9 @@ class JudgeProcesses:
     def __init__(self, spec: dict[str, Any], workers: int) -> None:
         self.spec = spec
         self.workers = workers
-        self._idle: asyncio.Queue[_Worker] | None = None
+        #: Workers free for a chunk; None is put in when the pool fails (it wakes each
+        #: waiting caller in turn).
+        self._idle: asyncio.Queue[_Worker | None] | None = None
         self._all: list[_Worker] = []
         self._starting: asyncio.Task[None] | None = None
         #: Why the processes are not used (None while they are).
@@ -134,6 +136,9 @@ class JudgeProcesses:
             raise WorkerFailed(self.failed)
         assert self._idle is not None
         worker = await self._idle.get()
+        if worker is None:
+            self._idle.put_nowait(None)  # wake the next waiting caller too
+            raise WorkerFailed(self.failed or "the offline judge's workers stopped")
         try:
             await worker.send((op, items))
             status, payload = await worker.receive()
@@ -153,7 +158,10 @@ class JudgeProcesses:
             log.warning("%s; the offline judge goes on in this process (threads).", reason)
             for worker in self._all:
                 if worker.process.returncode is None:
-                    worker.process.kill()
+                    with contextlib.suppress(ProcessLookupError):
+                        worker.process.kill()
+            if self._idle is not None:
+                self._idle.put_nowait(None)
 
     async def _start(self) -> None:
         self._idle = asyncio.Queue()
