@@ -117,7 +117,7 @@ def rate(label: str, pairs: int, seconds: float) -> str:
 def bench_model(model: str, triples: list[tuple[str, str, str]], args: argparse.Namespace) -> None:
     pairs = 2 * len(triples)
     print(f"\n== {model}: {len(triples)} queries, {pairs} pairs, threads {THREADS}")
-    onnx = load_question_likelihood(model, runtime="onnx")
+    onnx = load_question_likelihood(model, runtime="onnx", dtype="float32")
     _, load = timed(lambda: onnx.score(["warm up"], ["warm up?"]))
     about = onnx.loaded.about
     print(
@@ -198,7 +198,7 @@ def speed_worker(threads: int, batch_tokens: int, pairs: int, scores_out: str) -
     rows = realistic_rows(pairs)
     contexts = [c for r in rows for c in r["contexts"]][:pairs]
     questions = [r["question"] for r in rows for _ in r["contexts"]][:pairs]
-    scorer = load_question_likelihood("offline", runtime="onnx")
+    scorer = load_question_likelihood("offline", runtime="onnx", dtype="float32")
     scorer.batch_tokens = batch_tokens
     scorer.score(["warm up"], ["warm up?"])
     load = os.getloadavg()[0]

@@ -61,9 +61,10 @@ class Settings:
     #: Context relevance LM: "offline" (the packaged GGUF: Gemma 3 270M, else SmolLM2-135M,
     #: on onnxruntime), a .gguf path, or a local path / HF cache name (torch).
     relevance_model: str = "offline"
-    #: Context relevance numerics: "auto" (bfloat16 on CPUs with native bfloat16, else
-    #: float32; ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's), "bfloat16"
-    #: (torch) or "int8" (onnxruntime: int8 matrix products, faster, not float32's scores).
+    #: Context relevance numerics: "auto" (int8 for a GGUF model on onnxruntime, the offline
+    #: default; on torch bfloat16 on CPUs with native bfloat16, else float32;
+    #: ``RAGMETER_RELEVANCE_DTYPE`` overrides), "float32" (Unitxt's), "bfloat16" (torch) or
+    #: "int8" (onnxruntime: every weight matrix in int8; agreement in docs/speed.md).
     relevance_dtype: str = "auto"
     reward_model: str | None = None
     ks: tuple[int, ...] = (1, 3, 5, 10)

@@ -102,3 +102,45 @@ def test_the_int8_variant_converts_to_its_own_versioned_folder() -> None:
     quick = conversion_folder("m", "ab" * 32, int8=True)
     assert quick.parent == exact.parent
     assert quick.name == f"{exact.name}-int8v{INT8_VERSION}" and INT8_VERSION >= 2
+
+
+def test_auto_is_int8_one_pair_per_call_and_float32_is_asked_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.models.relevance.loader import load_question_likelihood
+
+    monkeypatch.delenv("RAGMETER_RELEVANCE_DTYPE", raising=False)
+    tiny_gguf(tmp_path / "m.gguf")
+    spec = str(tmp_path / "m.gguf")
+    auto = load_question_likelihood(spec, runtime="onnx")
+    exact = load_question_likelihood(spec, runtime="onnx", dtype="float32")
+    assert auto.name == exact.name + "-int8"
+    assert auto.numerics() == {"dtype": "int8", "method": "single", "runtime": "onnxruntime"}
+    assert exact.numerics()["dtype"] == "float32"
+    contexts = ["the tower", "on the quest", "queue", "the"]
+    questions = ["the quest?", "where?", "the", "on the tower?"]
+    together = auto.score(contexts, questions)
+    # int8 activations are quantised per call: one pair per call keeps each score its own.
+    alone = [auto.score([c], [q])[0] for c, q in zip(contexts, questions, strict=True)]
+    assert together == alone
+    assert together != exact.score(contexts, questions)
+    monkeypatch.setenv("RAGMETER_RELEVANCE_DTYPE", "float32")
+    assert load_question_likelihood(spec, runtime="onnx").name == exact.name
+
+
+@pytest.mark.parametrize(("dtype", "expected"), [("auto", "int8"), ("float32", "float32")])
+def test_the_run_record_and_each_row_say_which_dtype_scored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dtype: str, expected: str
+) -> None:
+    import ragmeter
+
+    monkeypatch.delenv("RAGMETER_RELEVANCE_DTYPE", raising=False)
+    tiny_gguf(tmp_path / "m.gguf")
+    settings = ragmeter.Settings(relevance_model=str(tmp_path / "m.gguf"), relevance_dtype=dtype)
+    data = [{"question": "the quest?", "contexts": ["the tower", "queue"]}]
+    result = ragmeter.evaluate(data, ["context_relevance"], settings=settings, progress=False)
+    about = result.info["models"]["context_relevance"]
+    assert about["dtype"] == expected and about["runtime"] == "onnxruntime"
+    assert about["model"].endswith("-int8") == (expected == "int8")
+    details = result.rows[0].details["context_relevance"]
+    assert (details["dtype"], details["model"]) == (expected, about["model"])

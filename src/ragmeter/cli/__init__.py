@@ -379,10 +379,11 @@ def evaluate(
         str,
         typer.Option(
             metavar="DTYPE",
-            help="Context relevance numerics: 'auto' (float32 for a GGUF model on onnxruntime, "
-            "the default; for a transformers model on torch, bfloat16 on CPUs with native "
-            "bfloat16, else float32), 'float32' (Unitxt's), 'bfloat16' (torch only) or 'int8' "
-            "(onnxruntime only: faster, not float32's scores; docs/speed.md).",
+            help="Context relevance numerics: 'auto' (int8 for a GGUF model on onnxruntime, "
+            "the default: faster and smaller, its agreement with float32 in docs/speed.md; "
+            "for a transformers model on torch, bfloat16 on CPUs with native bfloat16, else "
+            "float32), 'float32' (Unitxt's), 'bfloat16' (torch only) or 'int8' (onnxruntime "
+            "only).",
         ),
     ] = "auto",
     reward_model: Annotated[

@@ -36,6 +36,9 @@ class RunContext:
     requested: frozenset[str] = frozenset()
     _judge: Any = None
     _embedder: Any = None
+    #: Per family, what its own model says about the scores (model, dtype...), asked when the
+    #: run's record is written; the record holds it as ``models``.
+    models: dict[str, Callable[[], dict[str, Any]]] = field(default_factory=dict)
 
     def judge(self) -> Judge:
         if self._judge is None:
@@ -58,6 +61,8 @@ class RunContext:
             out["judge"] = getattr(self._judge, "describe", lambda: {"name": str(self._judge)})()
         if self._embedder is not None:
             out["embedder"] = getattr(self._embedder, "name", type(self._embedder).__name__)
+        if self.models:
+            out["models"] = {family: about() for family, about in self.models.items()}
         return out
 
     async def aclose(self) -> None:

@@ -9,11 +9,17 @@ end token) when asked to ``Generate a question based on the given content: {cont
   retrieval order (of all of them when fewer than K were retrieved).
 
 All (question, context) pairs of a batch of samples are scored together; a pair's score
-does not depend on the pairs it is scored with (see :mod:`ragmeter.models.relevance.torch_scorer`).
+does not depend on the pairs it is scored with (see :mod:`ragmeter.models.relevance.runtime`).
 Per-context scores are rounded to 6 decimals (a seq2seq model's float32 padded batches differ
-in the last bits, about 1e-8). The ``context_relevance`` details record the model and its
-numerics (dtype, method). The model is found in ``build``, so a missing model rejects the
-run before any work; it loads on first use.
+in the last bits, about 1e-8).
+
+Numerics (``Settings.relevance_dtype`` / ``--relevance-dtype``): the offline default (a GGUF
+model on onnxruntime) runs in int8 (``"auto"``; every weight matrix in int8, one pair per
+call), measured against float32 on MS MARCO and WikiEval in docs/speed.md; ``"float32"`` gives
+Unitxt's float32 numerics. The ``context_relevance`` details record the model and its numerics
+(dtype, method), and the run record holds the same under ``models.context_relevance``. The
+model is found in ``build``, so a missing model rejects the run before any work; it loads on
+first use.
 """
 
 from __future__ import annotations
@@ -90,6 +96,15 @@ class ContextRelevanceFamily:
 
     def __init__(self, scorer: QuestionScorer) -> None:
         self.scorer = scorer
+        self.scored = False
+
+    def describe(self) -> dict[str, Any]:
+        """The model and numerics behind this run's scores (the name alone before any pair
+        was scored: describing the numerics loads the model)."""
+        describe = getattr(self.scorer, "describe", None)
+        if self.scored and callable(describe):
+            return dict(describe())
+        return {"model": getattr(self.scorer, "name", type(self.scorer).__name__)}
 
     def score_samples(
         self, samples: Sequence[Sample], metrics: Sequence[str]
@@ -111,6 +126,7 @@ class ContextRelevanceFamily:
                 contexts.extend(found)
                 questions.extend([question] * len(found))
         scores = [round(value, _DECIMALS) for value in self.scorer.score(contexts, questions)]
+        self.scored = self.scored or bool(contexts)
         about: dict[str, Any] = {"model": self.scorer.name}
         numerics = getattr(self.scorer, "numerics", None)
         if contexts and callable(numerics):
@@ -133,9 +149,12 @@ def build(ctx: RunContext) -> ContextRelevanceFamily:
     """Find ``ctx.settings.relevance_model``; raises ModelUnavailableError when it is missing.
 
     The numerics are ``ctx.settings.relevance_dtype`` (see
-    :class:`~ragmeter.models.relevance.torch_scorer.QuestionLikelihood`).
+    :func:`~ragmeter.models.relevance.loader.load_question_likelihood`); the run record
+    describes them (``ctx.models``).
     """
     settings = ctx.settings
-    return ContextRelevanceFamily(
+    family = ContextRelevanceFamily(
         load_question_likelihood(settings.relevance_model, dtype=settings.relevance_dtype)
     )
+    ctx.models[FAMILY] = family.describe
+    return family
