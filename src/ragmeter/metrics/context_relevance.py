@@ -13,7 +13,7 @@ does not depend on the pairs it is scored with (see :mod:`ragmeter.models.releva
 Per-context scores are rounded to 6 decimals (a seq2seq model's float32 padded batches differ
 in the last bits, about 1e-8).
 
-Numerics (``Settings.relevance_dtype`` / ``--relevance-dtype``): the offline default (a GGUF
+Numerics (``Settings.relevance_dtype``): the offline default (a GGUF
 model on onnxruntime) runs in int8 (``"auto"``; every weight matrix in int8, one pair per
 call), measured against float32 on MS MARCO and WikiEval in docs/speed.md; ``"float32"`` gives
 Unitxt's float32 numerics. The ``context_relevance`` details record the model and its numerics
