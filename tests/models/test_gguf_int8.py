@@ -144,3 +144,20 @@ def test_the_run_record_and_each_row_say_which_dtype_scored(
     assert about["model"].endswith("-int8") == (expected == "int8")
     details = result.rows[0].details["context_relevance"]
     assert (details["dtype"], details["model"]) == (expected, about["model"])
+
+
+def test_an_int8_conversion_on_disk_counts_as_converted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.models.relevance import source
+    from ragmeter.models.relevance.gguf.convert import DONE_MARK
+    from ragmeter.models.relevance.gguf.packaged import PACKAGED
+
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path))
+    packaged = PACKAGED["gemma3-270m"]
+    assert not source._onnx_converted(packaged)
+    folder = conversion_folder(packaged.name, packaged.sha256, int8=True)
+    folder.mkdir(parents=True)
+    (folder / DONE_MARK).write_text("{}")
+    # The default (int8) runs from it without gguf and onnx, the converters.
+    assert source._onnx_converted(packaged)

@@ -10,7 +10,8 @@
 
 Runtimes (``runtime``, or ``RAGMETER_RELEVANCE_RUNTIME``):
 
-- ``"onnx"``: the GGUF converted once to ONNX, run by onnxruntime in float32 (no torch);
+- ``"onnx"``: the GGUF converted once to ONNX, run by onnxruntime (no torch) in int8 by
+  default, or float32 (see :func:`ragmeter.models.relevance.loader.load_question_likelihood`);
   for GGUF models only. Needs onnxruntime and tokenizers (and gguf + onnx to convert).
 - ``"torch"``: transformers (``pip install 'ragmeter[lm]'``); any transformers model, a
   GGUF converted by transformers once; the only runtime with bfloat16.
@@ -115,9 +116,14 @@ def _onnx_missing(source: ModelSource) -> list[str]:
 
 
 def _onnx_converted(packaged: PackagedGGUF) -> bool:
+    """Whether a conversion of ``packaged`` is on disk (int8, the default, or float32); the
+    other one still converts on first use, and says what it needs then."""
     from ragmeter.models.relevance.gguf.convert import conversion_folder, converted
 
-    return converted(conversion_folder(packaged.name, packaged.sha256))
+    return any(
+        converted(conversion_folder(packaged.name, packaged.sha256, int8=int8))
+        for int8 in (True, False)
+    )
 
 
 def onnx_folder(source: ModelSource, *, int8: bool = False) -> Path:

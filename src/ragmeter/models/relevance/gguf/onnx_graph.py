@@ -46,14 +46,65 @@ OPSET = 17
 _ALIGN = 4096
 
 
-class _Graph:
-    """Nodes, initializers (numpy arrays) and unique names for one ONNX graph."""
+class _DataFile:
+    """Initializers written to one external data file as they are made (page-aligned), so
+    that a conversion holds one weight matrix in memory at a time, not all of them."""
 
-    def __init__(self, *, int8: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
+        self.name = path.name
+        self.handle = path.open("wb")
+        self.offset = 0
+        self.tensors: list[Any] = []
+
+    def add(self, name: str, array: Any) -> None:
+        import numpy as np
+        from onnx import TensorProto
+
+        array = np.asarray(array, order="C")  # (not ascontiguousarray: it makes scalars 1-D)
+        kinds = {"int64": TensorProto.INT64, "int8": TensorProto.INT8}
+        kind = kinds.get(array.dtype.name, TensorProto.FLOAT)
+        if kind == TensorProto.FLOAT:
+            array = array.astype(np.float32, copy=False)
+        tensor = TensorProto(name=name, data_type=kind, dims=array.shape)
+        if array.nbytes < _ALIGN:
+            tensor.raw_data = array.tobytes()
+        else:
+            pad = -self.offset % _ALIGN
+            self.handle.write(b"\0" * pad)
+            self.offset += pad
+            self.handle.write(memoryview(array).cast("B"))  # no copy of the bytes
+            tensor.data_location = TensorProto.EXTERNAL
+            for key, value in (
+                ("location", self.name),
+                ("offset", str(self.offset)),
+                ("length", str(array.nbytes)),
+            ):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+            self.offset += array.nbytes
+        self.tensors.append(tensor)
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+class _Graph:
+    """Nodes, initializers (numpy arrays, or written out to ``sink`` as they are made) and
+    unique names for one ONNX graph."""
+
+    def __init__(self, *, int8: bool = False, sink: _DataFile | None = None) -> None:
         self.nodes: list[Any] = []
         self.weights: dict[str, Any] = {}
         self.int8 = int8
+        self.sink = sink
         self._count = 0
+
+    def store(self, name: str, array: Any) -> None:
+        """Initializer ``name``: written to the sink now, or kept in :attr:`weights`."""
+        if self.sink is not None:
+            self.sink.add(name, array)
+        else:
+            self.weights[name] = array
 
     def name(self, hint: str) -> str:
         self._count += 1
@@ -77,7 +128,7 @@ class _Graph:
         import numpy as np
 
         name = self.name(hint)
-        self.weights[name] = np.asarray(value, dtype=dtype)
+        self.store(name, np.asarray(value, dtype=dtype))
         return name
 
     def quantize(self, weight: Any, hint: str) -> tuple[str, str, str]:
@@ -247,8 +298,11 @@ def _layer(
     return g.op("Add", [x, down]), present
 
 
-def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[str, Any]]:
-    """The ONNX graph (initializers not yet attached) and its weights by initializer name;
+def build_graph(
+    model: GGUFDecoder, *, int8: bool = False, sink: _DataFile | None = None
+) -> tuple[Any, dict[str, Any]]:
+    """The ONNX graph (initializers not yet attached) and its weights by initializer name
+    (none: with ``sink``, each weight is written there as it is made);
     ``int8``: every weight matrix in int8 (the layers' and the output layer's products in
     dynamic int8, see :meth:`_Graph.int8_matmul`; the embedding one int8 table shared with
     the tied output layer)."""
@@ -256,7 +310,7 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
     from onnx import TensorProto, helper
 
     c: DecoderConfig = model.config
-    g = _Graph(int8=int8)
+    g = _Graph(int8=int8, sink=sink)
     embedding = model.weight("token_embd.weight")
     table: tuple[str, str, str] | None = None
     if int8:
@@ -274,7 +328,7 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
             ],
         )
     else:
-        g.weights["embedding"] = embedding
+        g.store("embedding", embedding)
         x = g.op("Gather", ["embedding", "ids"], axis=0)
     del embedding  # the float32 table is not kept alive past this point
     if c.gemma:
@@ -314,7 +368,7 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
     else:
         head = "embedding"
         if not c.tied_output:
-            g.weights["output"] = model.weight("output.weight")
+            g.store("output", model.weight("output.weight"))
             head = "output"
         logits = g.op("Gemm", [final, head], transB=1)
     logprobs = g.op("LogSoftmax", [logits], axis=-1)
@@ -345,38 +399,16 @@ def build_graph(model: GGUFDecoder, *, int8: bool = False) -> tuple[Any, dict[st
 
 
 def write_model(model: GGUFDecoder, target: Path, *, int8: bool = False) -> None:
-    """Write ``target`` (the graph) and ``target`` + ``.data`` (its weights, page-aligned)."""
-    import numpy as np
-    from onnx import TensorProto, helper, save_model
+    """Write ``target`` (the graph) and ``target`` + ``.data`` (its weights, page-aligned,
+    each written as soon as it is made)."""
+    from onnx import helper, save_model
 
-    graph, weights = build_graph(model, int8=int8)
-    data_name = target.name + ".data"
-    offset = 0
-    with (target.parent / data_name).open("wb") as handle:
-        for name, array in weights.items():
-            array = np.asarray(array, order="C")
-            kinds = {"int64": TensorProto.INT64, "int8": TensorProto.INT8}
-            kind = kinds.get(array.dtype.name, TensorProto.FLOAT)
-            if kind == TensorProto.FLOAT:
-                array = array.astype(np.float32, copy=False)
-            tensor = TensorProto(name=name, data_type=kind, dims=array.shape)
-            if array.nbytes < _ALIGN:
-                tensor.raw_data = array.tobytes()
-            else:
-                pad = -offset % _ALIGN
-                handle.write(b"\0" * pad)
-                offset += pad
-                handle.write(array.tobytes())
-                tensor.data_location = TensorProto.EXTERNAL
-                for key, value in (
-                    ("location", data_name),
-                    ("offset", str(offset)),
-                    ("length", str(array.nbytes)),
-                ):
-                    entry = tensor.external_data.add()
-                    entry.key, entry.value = key, value
-                offset += array.nbytes
-            graph.initializer.append(tensor)
+    sink = _DataFile(target.parent / (target.name + ".data"))
+    try:
+        graph, _ = build_graph(model, int8=int8, sink=sink)
+    finally:
+        sink.close()
+    graph.initializer.extend(sink.tensors)
     onnx_model = helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)],
