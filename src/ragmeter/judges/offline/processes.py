@@ -23,6 +23,7 @@ import pickle
 import struct
 import sys
 import tempfile
+from collections import deque
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +36,9 @@ log = logging.getLogger("ragmeter")
 _HEADER = struct.Struct("<Q")
 #: The module a worker process runs.
 WORKER_MODULE = "ragmeter.judges.offline.worker"
+#: Chunks sent to one worker before its reply to the first: the next chunk waits in its pipe,
+#: so the worker does not idle while this process reads a reply and sends more.
+DEPTH = 2
 #: Seconds a worker has to start (import, load spaCy and the model) and answer a chunk.
 START_TIMEOUT_S = 300.0
 
@@ -44,11 +48,47 @@ class WorkerFailed(RuntimeError):
 
 
 class _Worker:
-    """One worker process and its pipes."""
+    """One worker process and its pipes; its replies come in the order of the requests."""
 
     def __init__(self, process: asyncio.subprocess.Process, stderr: IO[bytes]) -> None:
         self.process = process
         self.stderr = stderr
+        #: Requests sent and not answered yet, oldest first.
+        self.waiting: deque[asyncio.Future[Any]] = deque()
+        self._reader: asyncio.Task[None] | None = None
+
+    async def call(self, value: Any) -> Any:
+        """Send ``value`` and wait for its reply (several calls may be in flight)."""
+        if self._reader is not None and self._reader.done():
+            raise EOFError("the worker's replies ended")
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.waiting.append(future)
+        if self._reader is None:
+            self._reader = asyncio.ensure_future(self._read_replies())
+        await self.send(value)
+        return await future
+
+    async def _read_replies(self) -> None:
+        try:
+            while True:
+                reply = await self.receive()
+                if self.waiting:
+                    self.waiting.popleft().set_result(reply)
+        except BaseException as exc:
+            while self.waiting:
+                future = self.waiting.popleft()
+                if not future.done():
+                    if isinstance(exc, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    def stop_reading(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            self._reader = None
 
     async def send(self, value: Any) -> None:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
@@ -72,6 +112,7 @@ class _Worker:
         return text[-chars:].strip()
 
     async def close(self) -> None:
+        self.stop_reading()
         process = self.process
         if process.returncode is None:
             if process.stdin is not None:
@@ -111,9 +152,8 @@ class JudgeProcesses:
     def __init__(self, spec: dict[str, Any], workers: int) -> None:
         self.spec = spec
         self.workers = workers
-        #: Workers free for a chunk; None is put in when the pool fails (it wakes each
-        #: waiting caller in turn).
-        self._idle: asyncio.Queue[_Worker | None] | None = None
+        #: Chunks in flight, at most :data:`DEPTH` per worker.
+        self._slots = asyncio.Semaphore(workers * DEPTH)
         self._all: list[_Worker] = []
         self._starting: asyncio.Task[None] | None = None
         #: Why the processes are not used (None while they are).
@@ -134,21 +174,19 @@ class JudgeProcesses:
         await asyncio.shield(self._starting)
         if self.failed is not None:
             raise WorkerFailed(self.failed)
-        assert self._idle is not None
-        worker = await self._idle.get()
-        if worker is None:
-            self._idle.put_nowait(None)  # wake the next waiting caller too
-            raise WorkerFailed(self.failed or "the offline judge's workers stopped")
-        try:
-            await worker.send((op, items))
-            status, payload = await worker.receive()
-        except (OSError, EOFError, asyncio.IncompleteReadError, pickle.UnpicklingError) as exc:
-            self._fail(f"an offline judge worker stopped ({exc!r}): {worker.stderr_tail()}")
-            raise WorkerFailed(self.failed or "") from None
+        async with self._slots:
+            if self.failed is not None:
+                raise WorkerFailed(self.failed)
+            worker = min(self._all, key=lambda w: len(w.waiting))
+            try:
+                status, payload = await worker.call((op, items))
+            except (OSError, EOFError, asyncio.IncompleteReadError, pickle.PickleError) as exc:
+                tail = worker.stderr_tail()
+                self._fail(f"an offline judge worker stopped ({exc!r}): {tail}")
+                raise WorkerFailed(self.failed or "") from None
         if status != "ok":
             self._fail(f"an offline judge worker refused the chunk: {payload}")
             raise WorkerFailed(self.failed or "")
-        self._idle.put_nowait(worker)
         outcomes, pairs = payload
         return [portable(o) for o in outcomes], int(pairs)
 
@@ -160,11 +198,8 @@ class JudgeProcesses:
                 if worker.process.returncode is None:
                     with contextlib.suppress(ProcessLookupError):
                         worker.process.kill()
-            if self._idle is not None:
-                self._idle.put_nowait(None)
 
     async def _start(self) -> None:
-        self._idle = asyncio.Queue()
         env = _environment()
         command = [sys.executable, "-m", WORKER_MODULE]
         try:
@@ -187,19 +222,18 @@ class JudgeProcesses:
             tails = "; ".join(filter(None, (w.stderr_tail(600) for w in self._all)))
             self._fail(f"the offline judge's worker processes did not start ({exc!r}) {tails}")
             return
-        for worker, (status, payload) in zip(self._all, replies, strict=True):
+        for status, payload in replies:
             if status != "ready":
                 self._fail(f"an offline judge worker could not build its judge: {payload}")
                 return
-            self._idle.put_nowait(worker)
 
     def kill(self) -> None:
         """Stop the workers at once, without an event loop (a run on another loop left
         them)."""
         workers, self._all = self._all, []
         self._starting = None
-        self._idle = None
         for worker in workers:
+            worker.stop_reading()
             if worker.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     worker.process.kill()
@@ -212,5 +246,4 @@ class JudgeProcesses:
             starting.cancel()
             await asyncio.gather(starting, return_exceptions=True)
         workers, self._all = self._all, []
-        self._idle = None
         await asyncio.gather(*(w.close() for w in workers), return_exceptions=True)
