@@ -218,7 +218,7 @@ class JudgeProcesses:
             replies = await asyncio.wait_for(
                 asyncio.gather(*(w.receive() for w in self._all)), timeout=START_TIMEOUT_S
             )
-        except (OSError, EOFError, asyncio.IncompleteReadError, TimeoutError) as exc:
+        except Exception as exc:  # any reason, e.g. no subprocesses on this event loop
             tails = "; ".join(filter(None, (w.stderr_tail(600) for w in self._all)))
             self._fail(f"the offline judge's worker processes did not start ({exc!r}) {tails}")
             return
