@@ -86,8 +86,8 @@ class Settings:
     price_out: float | None = None
     batch_size: int = 256
     #: Cores the local models and the offline judge use (onnxruntime's threads, the judge's
-    #: worker threads); None: every core (``os.cpu_count()``). The Ray engine's number of
-    #: workers is its own option.
+    #: worker processes from 2 on, for 64 or more rows at once); None: every core
+    #: (``os.cpu_count()``). The Ray engine's number of workers is its own option.
     workers: int | None = None
     #: Seconds without any reply from the judge's (or a model's) endpoint, requests pending,
     #: before a warning on stderr says what is pending (0 or None: never).
