@@ -331,8 +331,9 @@ class OfflineJudge:
     #: 13.8-16.4 s at 1 (each call alone); smaller chunks share the last rows of a run
     #: between the workers more evenly.
     chunk_rows: int = 24
-    #: Fewest rows arriving together that start the worker processes (each costs about
-    #: 1.3 s of CPU to start: spaCy and the model load in it; a row costs about 60 ms).
+    #: Fewest rows arriving together that start the worker processes: each worker loads
+    #: spaCy and the model itself (over a second of CPU), a row costs well under 0.1 s, so
+    #: a few rows are done sooner in this process.
     process_min_rows: int = 64
 
     # -- protocol -----------------------------------------------------------------------
