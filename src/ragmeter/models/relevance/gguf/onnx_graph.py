@@ -44,6 +44,8 @@ CONVERTER_VERSION = 2
 INT8_VERSION = 2
 OPSET = 17
 _ALIGN = 4096
+#: Rows quantised at a time (int8 variant).
+_QUANTIZE_ROWS = 8192
 
 
 class _DataFile:
@@ -136,12 +138,23 @@ class _Graph:
         quantised per output row (symmetric), the scales ``(out,)`` and zero points."""
         import numpy as np
 
-        scale = np.maximum(np.abs(weight).max(axis=1), 1e-12) / 127.0
-        quantized = np.clip(np.rint(weight / scale[:, None]), -127, 127).astype(np.int8)
+        rows = weight.shape[0]
+        scale = np.empty(rows, np.float32)
+        transposed = np.empty((weight.shape[1], rows), np.int8)
+        # In blocks of rows: a float temporary of the whole matrix (Gemma 3's embedding is
+        # 671 MB in float32) would be made several times over by one expression.
+        for start in range(0, rows, _QUANTIZE_ROWS):
+            block = weight[start : start + _QUANTIZE_ROWS]
+            step = np.maximum(np.abs(block).max(axis=1), 1e-12) / 127.0
+            scaled = block / step[:, None]
+            np.rint(scaled, out=scaled)
+            np.clip(scaled, -127, 127, out=scaled)
+            transposed[:, start : start + len(block)] = scaled.T
+            scale[start : start + len(block)] = step
         return (
-            self.const(np.ascontiguousarray(quantized.T), hint, "int8"),
-            self.const(scale.astype(np.float32), hint + "_scale"),
-            self.const(np.zeros(len(scale), np.int8), hint + "_zero", "int8"),
+            self.const(transposed, hint, "int8"),
+            self.const(scale, hint + "_scale"),
+            self.const(np.zeros(rows, np.int8), hint + "_zero", "int8"),
         )
 
     def int8_matmul(self, x: str, quantized: tuple[str, str, str], hint: str) -> str:
