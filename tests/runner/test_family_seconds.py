@@ -60,7 +60,8 @@ def test_each_family_has_its_wall_seconds_in_the_run_record(two_families, tmp_pa
     seconds = result.info["family_seconds"]
     assert set(seconds) == {"slowfam", "quickfam"}
     assert slow.calls == quick.calls == 3  # 5 rows in batches of 2
-    assert seconds["slowfam"] >= slow.calls * PAUSE * 0.9  # every call counted, none missed
+    # Busy time: at least one call's pause (batches may run side by side, so not the sum).
+    assert seconds["slowfam"] >= PAUSE * 0.9
     assert seconds["quickfam"] >= 0.0
     record = json.loads(sidecar_path(out).read_text(encoding="utf-8"))
     assert record["family_seconds"] == seconds

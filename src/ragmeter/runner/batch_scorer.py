@@ -50,9 +50,11 @@ class BatchScorer:
         self.ctx = ctx
         #: The first stop of the judge (or a model's endpoint) met in any batch, or None.
         self.stopped: UnavailableError | None = None
-        #: Per family, the wall seconds its calls took (a model's first load included);
-        #: families run side by side, so these overlap and may add up to more than the run.
+        #: Per family, the wall seconds during which at least one of its calls ran (a model's
+        #: first load included); families run side by side, so these overlap and may add up
+        #: to more than the run.
         self.family_seconds: dict[str, float] = {}
+        self._running: dict[str, tuple[int, float]] = {}  # family -> (calls running, since)
 
     async def score(
         self,
@@ -162,11 +164,18 @@ class BatchScorer:
         items: list[tuple[int, Sample]],
         call: _CallProgress | None = None,
     ) -> tuple[list[tuple[int, Sample]], tuple[str, ...], list[dict[str, Outcome]]]:
-        started = time.perf_counter()
-        with reporting_to(None if call is None else call.report):
-            found = await self._score_samples(family, names, items)
-        spent = time.perf_counter() - started
-        self.family_seconds[family] = self.family_seconds.get(family, 0.0) + spent
+        running, since = self._running.get(family, (0, time.perf_counter()))
+        self._running[family] = (running + 1, since)
+        try:
+            with reporting_to(None if call is None else call.report):
+                found = await self._score_samples(family, names, items)
+        finally:
+            running, since = self._running[family]
+            self._running[family] = (running - 1, since)
+            if running == 1:  # the family's last running call: its busy span ends
+                spent = time.perf_counter() - since
+                self.family_seconds[family] = self.family_seconds.get(family, 0.0) + spent
+                del self._running[family]
         if call is not None:
             call.finish()
         return found
