@@ -405,4 +405,3 @@ def _geometric_means(logits: Any, labels: Any) -> list[float]:
     counts = (labels != -100).sum(dim=1).clamp(min=1)
     mean = losses.sum(dim=1) / counts
     return [float(v) for v in torch.exp(-mean)]
-
