@@ -165,9 +165,26 @@ def changed_scoring(
                 out.append(f"the column map was {_shown(then)}, now {_shown(now)}")
             continue
         then = recorded.get(name)
+        if name == "relevance_dtype" and then == "auto" and _before_int8_default(info):
+            if now == "auto":
+                out.append(
+                    "context relevance's dtype 'auto' meant float32 when this file was "
+                    f"written and means int8 now: continue it with float32 "
+                    f"({param('relevance_dtype')})"
+                )
+            elif now != "float32":
+                out.append(f"the 'relevance_dtype' setting was 'auto' (float32), now {now!r}")
+            continue
         if _jsonable(then) != _jsonable(now):
             out.append(f"the '{name}' setting was {then!r}, now {now!r}")
     return out
+
+
+def _before_int8_default(info: Mapping[str, Any]) -> bool:
+    """Whether a run record predates int8 as context relevance's 'auto' (ragmeter then
+    recorded no ``models``): its context relevance scores are float32's."""
+    models = info.get("models")
+    return not (isinstance(models, Mapping) and "context_relevance" in models)
 
 
 def _jsonable(value: Any) -> Any:
