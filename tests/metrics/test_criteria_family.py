@@ -131,7 +131,7 @@ def test_the_cli_scores_gates_resumes_and_compares_criteria(tmp_path: Path) -> N
         changed = [*common[:4], "--criteria", "other.toml", *common[6:]]
         refused = run_cli(*changed, "--out", "a.jsonl", "--resume", cwd=tmp_path)
         assert refused.returncode != 0
-        assert "the 'criteria' setting was" in " ".join(refused.stderr.split())
+        assert "--criteria was" in " ".join(refused.stderr.split())
         run_cli(*changed, "--out", "b.jsonl", "--report", "b.html", cwd=tmp_path)
         assert "cites_policy" in (tmp_path / "b.html").read_text(encoding="utf-8")
         compared = run_cli("compare", "a.jsonl", "b.jsonl", cwd=tmp_path)

@@ -30,6 +30,9 @@ def test_a_file_that_records_its_relevance_model_compares_settings_as_written() 
     assert changed_scoring(NEW, {"relevance_dtype": "auto"}, metrics=SPECS) == []
     changed = changed_scoring(NEW, {"relevance_dtype": "float32"}, metrics=SPECS)
     assert changed == ["the 'relevance_dtype' setting was 'auto', now 'float32'"]
+    with param_names({"relevance_dtype": "--relevance-dtype"}):
+        worded = changed_scoring(NEW, {"relevance_dtype": "float32"}, metrics=SPECS)
+    assert worded == ["--relevance-dtype was 'auto', now 'float32'"]
 
 
 def test_files_without_context_relevance_are_not_concerned() -> None:

@@ -173,10 +173,11 @@ def changed_scoring(
                     f"({param('relevance_dtype')})"
                 )
             elif now != "float32":
-                out.append(f"the 'relevance_dtype' setting was 'auto' (float32), now {now!r}")
+                named = param("relevance_dtype", "the 'relevance_dtype' setting")
+                out.append(f"{named} was 'auto' (float32), now {now!r}")
             continue
         if _jsonable(then) != _jsonable(now):
-            out.append(f"the '{name}' setting was {then!r}, now {now!r}")
+            out.append(f"{param(name, f'the {name!r} setting')} was {then!r}, now {now!r}")
     return out
 
 
