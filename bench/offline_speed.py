@@ -26,7 +26,6 @@ Run from the project root::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -38,6 +37,8 @@ from io import BytesIO
 from pathlib import Path
 
 from rag_rows import ROOT, write_rows
+
+from ragmeter.io.results import read_results
 
 METRICS = "faithfulness,noise_sensitivity_relevant,noise_sensitivity_irrelevant,claim_recall"
 
@@ -71,11 +72,8 @@ def export_source(revision: str, folder: Path) -> Path:
 
 def scored(path: Path) -> dict[str, object]:
     """Each row's scores, reasons, failures and details, by id."""
-    rows = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        rows[row["id"]] = (row["scores"], row["reasons"], row["failures"], row["details"])
-    return rows
+    rows = (row for _, row in read_results(path))
+    return {r["id"]: (r["scores"], r["reasons"], r["failures"], r["details"]) for r in rows}
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from ragmeter import Settings, evaluate
+from ragmeter.io.results import read_results
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
 from ragmeter.judges.offline import processes
 from ragmeter.judges.offline.batching import CallBatcher, chunk_sizes
@@ -58,11 +59,8 @@ def _rows(shared: Path, n: int) -> list[dict[str, Any]]:
 
 def _scored(path: Path) -> dict[str, Any]:
     """Each row's scores, reasons, failures and details (the evidence of every verdict)."""
-    out = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
-        out[row["id"]] = (row["scores"], row["reasons"], row["failures"], row["details"])
-    return out
+    rows = (row for _, row in read_results(path))
+    return {r["id"]: (r["scores"], r["reasons"], r["failures"], r["details"]) for r in rows}
 
 
 # -- chunks ---------------------------------------------------------------------------------
