@@ -381,13 +381,14 @@ def test_a_run_with_faults_on_30_percent_of_calls_scores_or_fails_every_row(
         for i, s in enumerate(SAMPLES * 7)
     ]
     metrics = [m for names in FIVE.values() for m in names]
-    with TestServer(fault_rate=0.3, seed=5, hang_seconds=1.0, retry_after=0.01) as srv:
+    # Deadline 1.5 s, hangs 3 s: an honest reply on a busy machine (pytest -n) is not cut.
+    with TestServer(fault_rate=0.3, seed=5, hang_seconds=3.0, retry_after=0.01) as srv:
         settings = Settings(
             judge="openai:test-model",
             base_url=srv.base_url,
             embedder=HashingEmbedder(),
             cache_path=str(tmp_path / "c.db"),
-            timeout=0.5,
+            timeout=1.5,
         )
         result = evaluate(rows, metrics=metrics, settings=settings, progress=False)
         faults = srv.stats()["faults"]
