@@ -152,3 +152,21 @@ def test_a_bad_max_no_reply_is_refused_naming_it_as_the_caller_does(
         Retries.of(timeout=1.0, max_no_reply=-1)
     expected = "--max-no-reply" if names else "max_no_reply"
     assert str(info.value) == f"{expected} must be an integer >= 0. Got -1."
+
+
+@pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan")])
+def test_a_timeout_that_is_not_positive_is_refused_for_the_judge_and_the_embedder(
+    timeout: float,
+) -> None:
+    from ragmeter.judges.llm.openai_judge import OpenAIJudge
+    from ragmeter.models.embeddings import OpenAIEmbedder
+
+    expected = f"timeout must be > 0 seconds. Got {timeout}."
+    for make in (
+        lambda: Retries.of(timeout=timeout),
+        lambda: OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", timeout=timeout),
+        lambda: OpenAIEmbedder("m", base_url="http://127.0.0.1:9/v1", timeout=timeout),
+    ):
+        with pytest.raises(ConfigError) as info:
+            make()
+        assert str(info.value) == expected

@@ -75,8 +75,11 @@ class Retries:
         seed: int | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> Retries:
-        """A client's retries from its options: ``retry_policy``, else ``max_retries`` with
-        the default backoff; ``max_no_reply`` (:class:`ConfigError` unless an integer >= 0)."""
+        """A client's retries from its options: ``timeout`` (:class:`ConfigError` unless
+        > 0 seconds), ``retry_policy``, else ``max_retries`` with the default backoff;
+        ``max_no_reply`` (:class:`ConfigError` unless an integer >= 0)."""
+        if not timeout > 0:
+            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
         try:
             breaker = Breaker(max_no_reply)
         except ValueError:

@@ -419,8 +419,6 @@ class OpenAIEmbedder:
             raise ConfigError("An OpenAI embedder needs a model name, e.g. 'openai:MODEL'.")
         if batch_size < 1:
             raise ConfigError(f"The embeddings batch_size must be >= 1. Got {batch_size}.")
-        if not timeout > 0:
-            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
         if max_reply_bytes < 1:
             raise ConfigError(f"max_reply_bytes must be >= 1. Got {max_reply_bytes}.")
         self._retries = Retries.of(
@@ -431,7 +429,6 @@ class OpenAIEmbedder:
             seed=seed,
             sleep=sleep,
         )
-        self._breaker = self._retries.breaker
         self.model = model
         self.name = f"openai:{model}"
         self.batch_size = batch_size
@@ -537,7 +534,7 @@ class OpenAIEmbedder:
         if why.reason == "no_reply":
             return self._gone(
                 f"The embeddings endpoint {self.public_endpoint} gave no reply to "
-                f"{self._breaker.limit} requests in a row (the last: {why.problem}). Check "
+                f"{self._retries.breaker.limit} requests in a row (the last: {why.problem}). Check "
                 f"that the server is up and answers, or raise {keyword('timeout')} or "
                 f"{keyword('max_no_reply')}."
             )

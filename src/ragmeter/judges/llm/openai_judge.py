@@ -131,8 +131,6 @@ class OpenAIJudge:
             )
         if max_concurrency < 1:
             raise ConfigError(f"{param('max_concurrency')} must be >= 1. Got {max_concurrency}.")
-        if timeout <= 0:
-            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
         for label, cap in (("max_reply_bytes", max_reply_bytes), ("max_claims", max_claims)):
             if cap < 1:
                 raise ConfigError(f"{param(label)} must be >= 1. Got {cap}.")
@@ -144,7 +142,6 @@ class OpenAIJudge:
             seed=seed,
             sleep=sleep,
         )
-        self._breaker = self._retries.breaker
         for label, price in (("price_in", price_in), ("price_out", price_out)):
             if price is not None and not (math.isfinite(price) and price >= 0):
                 raise ConfigError(
@@ -367,8 +364,8 @@ class OpenAIJudge:
                 JudgeUnavailableError(
                     _redact(
                         f"The judge endpoint {self.public_endpoint} gave no reply to "
-                        f"{self._breaker.limit} requests in a row (the last: {why.problem}). "
-                        f"Check that the server is up and answers, or raise "
+                        f"{self._retries.breaker.limit} requests in a row (the last: "
+                        f"{why.problem}). Check that the server is up and answers, or raise "
                         f"{keyword('timeout')} or {keyword('max_no_reply')}.",
                         self._api_key,
                     )
@@ -550,7 +547,7 @@ class OpenAIJudge:
             "max_concurrency": self.max_concurrency,
             "max_reply_bytes": self.max_reply_bytes,
             "max_claims": self.max_claims,
-            "max_no_reply": self._breaker.limit,
+            "max_no_reply": self._retries.breaker.limit,
             "prompts": {
                 "analyze": self._analyze_prompt.ref(),
                 "verify": self._verify_prompt.ref(),
