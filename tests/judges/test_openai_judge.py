@@ -356,3 +356,40 @@ def test_bad_options_are_rejected_up_front() -> None:
         OpenAIJudge("m", max_concurrency=0)
     with pytest.raises(ConfigError, match="price_in"):
         OpenAIJudge("m", price_in=-1)
+
+
+class _SlowCommits(JudgeCache):
+    """A cache whose commits lag (a loaded disk): each put waits, and records how many calls
+    the judge had sent that no put had stored yet."""
+
+    def __init__(self, path: Path, judge_usage: Usage) -> None:
+        super().__init__(path)
+        self.usage = judge_usage
+        self.stored = 0
+        self.unstored_calls: list[int] = []
+
+    async def aput(self, key: str, reply: str, *, model: str, prompt: str) -> None:
+        self.unstored_calls.append(self.usage.calls - self.stored)
+        await asyncio.sleep(0.05)
+        await super().aput(key, reply, model=model, prompt=prompt)
+        self.stored += 1
+
+
+def test_a_request_keeps_its_slot_until_its_reply_is_stored(server, tmp_path) -> None:
+    """Calls answered and not yet in the cache are never more than max_concurrency, however
+    late the commits: a run killed at any moment repeats at most that many calls (the bound
+    tests/reliability/test_crash_resume.py checks with SIGKILL)."""
+    usage = Usage()
+    cache = _SlowCommits(tmp_path / "cache.sqlite3", usage)
+    judge = make(server, tmp_path, cache=cache, usage=usage, max_concurrency=2)
+
+    async def go():
+        try:
+            blocks = [[ClaimBlock((f"claim {i} here",), (f"premise {i} here",))] for i in range(12)]
+            await asyncio.gather(*(judge.verify(b) for b in blocks))
+        finally:
+            await judge.aclose()
+
+    run(go())
+    assert cache.stored == usage.calls == 12
+    assert max(cache.unstored_calls) <= 2, cache.unstored_calls

@@ -23,7 +23,9 @@ refuses (401, 403, 404), whose endpoint stops accepting connections, or that gav
 all to ``max_no_reply`` requests in a row (timeouts, dropped connections; across rows) raises
 :class:`JudgeUnavailableError`, and so does every later request of this judge: the run stops
 instead of failing each remaining row the same way. One semaphore bounds the requests in
-flight for the whole run. ``Usage`` counts every HTTP request sent
+flight for the whole run; a request holds its slot until its reply is stored in the cache (or
+dropped), so the replies a killed run had received and not stored are at most
+``max_concurrency``. ``Usage`` counts every HTTP request sent
 (``calls``), cache hits, tokens reported by the server, retries (transport and validation),
 failures and cost.
 """
@@ -92,6 +94,21 @@ def _redact(text: str, secret: str | None) -> str:
     """``text`` without URL credentials, any 8+ character run of a known key or ``secret``,
     or anything shaped like an OpenAI key."""
     return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", redact(text, [secret]))
+
+
+@dataclasses.dataclass(slots=True)
+class _Reply:
+    """A reply's text and the concurrency slot its request holds until the reply is stored
+    or dropped."""
+
+    text: str
+    slot: asyncio.Semaphore | None
+
+    def release(self) -> None:
+        """Give the slot back (once; later calls do nothing)."""
+        if self.slot is not None:
+            self.slot.release()
+            self.slot = None
 
 
 class OpenAIJudge:
@@ -287,10 +304,11 @@ class OpenAIJudge:
             log.debug("Judge %s is unavailable: %s", self.name, error)
         return error
 
-    async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
+    async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> _Reply:
         """One chat completion, sent again as
         :func:`~ragmeter.io.request_retries.send_with_retries` says; returns the reply text
-        (possibly invalid)."""
+        (possibly invalid) with the concurrency slot its request took, held until the caller
+        has stored the reply or dropped it (:meth:`_Reply.release`)."""
         semaphore, client = self._bind()
         sent_mode = self._mode
 
@@ -298,7 +316,8 @@ class OpenAIJudge:
             nonlocal sent_mode
             if self._unavailable is not None:
                 raise JudgeUnavailableError(str(self._unavailable))
-            async with semaphore:
+            await semaphore.acquire()
+            try:
                 if self._unavailable is not None:  # it went while this one waited
                     raise JudgeUnavailableError(str(self._unavailable))
                 # The format is read as the request goes out: a refusal answered while
@@ -315,6 +334,9 @@ class OpenAIJudge:
                     max_bytes=self.max_reply_bytes,
                     timeout=self.timeout,
                 )
+            except BaseException:
+                semaphore.release()  # a failed try waits for its retry without a slot
+                raise
 
         def format_refused(status: int, problem: str) -> bool:
             """A refused response format steps down (once per refused mode); ask again."""
@@ -343,8 +365,14 @@ class OpenAIJudge:
             send_again=format_refused,
             retrying=retrying,
         )
-        self._record_tokens(response)
-        return _reply_text(response)
+        reply = _Reply("", semaphore)  # the successful try's slot, still held
+        try:
+            self._record_tokens(response)
+            reply.text = _reply_text(response)
+        except BaseException:
+            reply.release()
+            raise
+        return reply
 
     def _gave_up(self, why: GaveUp) -> JudgeError:
         """The error of a request that gave up; a refusal, or an endpoint gone, is remembered
@@ -449,41 +477,50 @@ class OpenAIJudge:
                 else:
                     self.usage.cache_hits += 1
                     return value, True
-        content = await self._request(messages, schema_name, schema)
+        # A request keeps its concurrency slot until its reply is stored (or dropped): the
+        # calls the endpoint answered and the cache lacks are never more than
+        # ``max_concurrency``, so a run killed at any moment asks again at most that many.
+        reply = await self._request(messages, schema_name, schema)
         try:
-            value = parse(content)
-        except S.ReplyInvalid as first:
-            self.usage.retries += 1
-            follow_up = [
-                *messages,
-                {"role": "assistant", "content": content},
-                {
-                    "role": "user",
-                    "content": f"Your reply is invalid: {first}. Reply again with the corrected "
-                    "JSON object only.",
-                },
-            ]
-            content = await self._request(follow_up, schema_name, schema)
             try:
-                value = parse(content)
-            except S.ReplyInvalid as second:
-                self.usage.failures += 1
-                raise JudgeReplyError(
-                    f"The judge {self.name} gave an invalid {prompt.id} reply twice: {second} "
-                    f"(first reply: {first})."
-                ) from None
-        if self.cache is not None:
-            # A secret the server echoed (the key, the base URL's password) is masked before
-            # the reply is stored: a later run with another key, or none, could not redact it.
-            # The value returned is read from the stored text, so a cached rerun scores alike.
-            stored = _redact(content, self._api_key)
-            if stored != content:
+                value = parse(reply.text)
+            except S.ReplyInvalid as first:
+                reply.release()  # the follow-up takes a slot of its own
+                self.usage.retries += 1
+                follow_up = [
+                    *messages,
+                    {"role": "assistant", "content": reply.text},
+                    {
+                        "role": "user",
+                        "content": f"Your reply is invalid: {first}. Reply again with the "
+                        "corrected JSON object only.",
+                    },
+                ]
+                reply = await self._request(follow_up, schema_name, schema)
                 try:
-                    value = parse(stored)
-                except S.ReplyInvalid:
-                    return value, False  # masking broke the reply: used once, never stored
-            await self.cache.aput(key, stored, model=self.model, prompt=prompt.id)
-        return value, False
+                    value = parse(reply.text)
+                except S.ReplyInvalid as second:
+                    self.usage.failures += 1
+                    raise JudgeReplyError(
+                        f"The judge {self.name} gave an invalid {prompt.id} reply twice: "
+                        f"{second} (first reply: {first})."
+                    ) from None
+            if self.cache is not None:
+                # A secret the server echoed (the key, the base URL's password) is masked
+                # before the reply is stored: a later run with another key, or none, could
+                # not redact it. The value returned is read from the stored text, so a cached
+                # rerun scores alike.
+                content = reply.text
+                stored = _redact(content, self._api_key)
+                if stored != content:
+                    try:
+                        value = parse(stored)
+                    except S.ReplyInvalid:
+                        return value, False  # masking broke the reply: used once, never stored
+                await self.cache.aput(key, stored, model=self.model, prompt=prompt.id)
+            return value, False
+        finally:
+            reply.release()
 
     # ------------------------------------------------------------ the protocol
 
