@@ -66,6 +66,13 @@ def test_an_interval_from_two_rows_reads_too_few_rows(tmp_path):
     assert not re.search(r"\d\.\d{3}–\d\.\d{3}", res.stdout)
 
 
+def test_a_constant_metric_reads_constant_not_too_few_rows():
+    res = runner.invoke(app, ["evaluate", str(EXAMPLE), "-m", "exact_match,mrr"])
+    assert res.exit_code == 0, res.output
+    line = next(line for line in res.stdout.splitlines() if "exact_match" in line)
+    assert "constant" in line and "too few rows" not in line
+
+
 def test_answer_reward_without_torch_names_the_extra_and_the_model_path(monkeypatch):
     from ragmeter.models import _runtime
 
