@@ -19,7 +19,6 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -51,7 +50,7 @@ class _Commands(TyperGroup):
     (exit 130); a reader that closed standard output (``--out - | head``) stops the command
     with a message (exit 141, as a shell reports SIGPIPE), never the failed-gate code 1."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
@@ -74,30 +73,32 @@ class _Commands(TyperGroup):
             raise typer.Exit(EXIT_BROKEN_PIPE) from None
 
     # typer writes a flag's type beside it in --help ("--help <bool>"): a flag takes no value.
-    def get_help_option(self, ctx: click.Context) -> click.Option | None:
+    # Options and commands are read by their attributes, not their classes: typer 0.29 runs
+    # on its own copy of click (typer._click), older typers on click, which is not a
+    # dependency of ragmeter (issue 36).
+    def get_help_option(self, ctx: typer.Context) -> Any:
         return _without_type(super().get_help_option(ctx))
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             _flags_without_type(command, ctx)
         return command
 
 
-def _without_type(option: click.Option | None) -> click.Option | None:
-    if option is not None and option.is_flag and option.metavar is None:
+def _without_type(option: Any) -> Any:
+    if option is not None and getattr(option, "is_flag", False) and option.metavar is None:
         option.metavar = ""
     return option
 
 
-def _flags_without_type(command: click.Command, ctx: click.Context) -> None:
+def _flags_without_type(command: Any, ctx: typer.Context) -> None:
     """No "<bool>" beside ``command``'s flags and help option in --help (nor its
     subcommands')."""
     _without_type(command.get_help_option(ctx))
     for param in command.params:
-        if isinstance(param, click.Option):
-            _without_type(param)
-    if isinstance(command, click.Group):
+        _without_type(param)
+    if callable(getattr(command, "list_commands", None)):
         for name in command.list_commands(ctx):
             if (sub := command.get_command(ctx, name)) is not None:
                 _flags_without_type(sub, ctx)
