@@ -3,7 +3,9 @@
 SIGTERM (what CI services, ``timeout`` and ``kill`` send) is handled as Ctrl-C is: the run
 is cancelled, the rows scored are written to ``--out`` with their run record (marked
 ``"stopped"``) and the command exits 143 (SIGINT: 130), saying how many rows were kept and the
-exact command that continues the run with ``--resume``.
+exact command that continues the run with ``--resume``, its secrets masked (a password in
+``--base-url``'s ``user:password@``, a key-shaped value, the value of a secret environment
+variable): stderr is often kept in CI logs.
 """
 
 from __future__ import annotations
@@ -52,12 +54,16 @@ def exit_code(received: list[int]) -> int:
     return 128 + (received[0] if received else signal.SIGINT)
 
 
-def resume_command(argv: list[str] | None = None) -> str:
-    """This command line with ``--resume`` (once)."""
+def resume_command(argv: list[str] | None = None) -> tuple[str, bool]:
+    """This command line with ``--resume`` (once), and whether a secret in it was masked
+    with ``***``."""
+    from ragmeter.io.redact import redact_everywhere
+
     args = list(sys.argv[1:] if argv is None else argv)
     if "--resume" not in args:
         args.append("--resume")
-    return shlex.join(["ragmeter", *args])
+    shown = [redact_everywhere(arg) for arg in args]
+    return shlex.join(["ragmeter", *shown]), shown != args
 
 
 def interrupted_message(
@@ -89,7 +95,14 @@ def interrupted_message(
     if in_flight:
         replies = " (what the judge already gave them is cached)" if cached else ""
         again = f"; {in_flight} rows being scored are scored again by --resume{replies}"
+    command, masked = resume_command(argv)
+    note = (
+        "\n(secrets are shown as ***: put them back, or pass them in OPENAI_BASE_URL and "
+        "OPENAI_API_KEY)"
+        if masked
+        else ""
+    )
     return (
         f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
-        f"stopped){again}. Continue with:\n  {resume_command(argv)}"
+        f"stopped){again}. Continue with:\n  {command}{note}"
     )
