@@ -73,6 +73,34 @@ def test_a_constant_metric_reads_constant_not_too_few_rows():
     assert "constant" in line and "too few rows" not in line
 
 
+def test_a_gate_on_a_metric_left_out_of_metrics_is_refused_before_scoring(tmp_path, monkeypatch):
+    import ragmeter
+
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(ragmeter, "evaluate", no_scoring)
+    out = tmp_path / "r.jsonl"
+    res = runner.invoke(
+        app,
+        [
+            "evaluate",
+            str(EXAMPLE),
+            "-m",
+            "k_precision",
+            "--fail-under",
+            "mrr=0.5",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 2, res.output
+    text = _text(res)
+    assert "--fail-under names mrr, which --metrics does not ask for (k_precision)" in text
+    assert "-m k_precision,mrr" in text
+    assert not out.exists()
+
+
 def test_answer_reward_without_torch_names_the_extra_and_the_model_path(monkeypatch):
     from ragmeter.models import _runtime
 

@@ -482,6 +482,7 @@ def evaluate(
         load_plugins(plugin)
         own = load_criteria(criteria) if criteria is not None else ()
         gates = parse_thresholds(fail_under or [], "--fail-under", criteria=own)
+        check_gates_asked(gates, metrics, own)
         from ragmeter.cli import calibrate as cal
 
         cal.check_gate_option(gate, labels)
@@ -649,6 +650,25 @@ def _check_group_by(data: Path, column: Any, group_by: str) -> None:
                 unread = f"The metadata of {row.where} cannot be read: {problems['metadata']}."
             rows.append(ReportRow(row.index, sample.question_id, {}, metadata=sample.metadata))
     check_group_path(group_by, rows, unread=unread)
+
+
+def check_gates_asked(gates: dict[str, float], metrics: str | None, criteria: Any) -> None:
+    """Refuse, before any row is scored, a gate on a metric that ``--metrics`` leaves out
+    (the run would score every row and then fail on the option)."""
+    from ragmeter.metrics.criteria import specs_for
+
+    if metrics is None:
+        return
+    named = [m.strip() for m in metrics.split(",") if m.strip()]
+    asked = {*named, *(spec.name for spec in specs_for(criteria))}
+    missing = [name for name in gates if name not in asked]
+    if missing:
+        them = "it" if len(missing) == 1 else "them"
+        raise ConfigError(
+            f"--fail-under names {', '.join(missing)}, which --metrics does not ask for "
+            f"({', '.join(named)}). Add {them} to --metrics "
+            f"(-m {','.join([*named, *missing])}) or drop the gate."
+        )
 
 
 def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
