@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from ragmeter.cli import app
 from ragmeter.config.criteria import Criterion
+from ragmeter.errors import ModelUnavailableError
 from ragmeter.runner import evaluate
 from ragmeter.runner.dry_run import ESTIMATE, plan_run
 from ragmeter.settings import Settings
@@ -176,3 +177,32 @@ def test_tokens_are_the_judges_tokenizers_when_it_loads_without_the_network(
     plan = plan_run(data, ["faithfulness"], settings=settings_for(None, tmp_path))
     assert plan.tokenizer == ESTIMATE and plan.estimated_tokens
     assert reached == []  # the tokenizer's fetch met the shut network, not the socket
+
+
+def test_the_plan_skips_what_the_run_skips_answer_reward_without_torch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 37, item 4: with torch "not installed" the dry run said answer_reward runs while
+    the run skipped it; both now skip it with the same reason."""
+    from ragmeter.models import _runtime
+
+    monkeypatch.setattr(_runtime, "not_installed", lambda modules: list(modules))
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"question": f"Who wrote book {i}?", "answer": f"Author {i} wrote it."})
+            + "\n"
+            for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    settings = Settings(cache_path=str(tmp_path / "cache.sqlite3"))
+    planned = plan_run(data, settings=settings)
+    result = evaluate(data, settings=settings)
+    assert "needs torch and transformers" in planned.metrics["answer_reward"]
+    assert planned.metrics["answer_reward"] == result.info["skipped"]["answer_reward"]
+    assert {name for name, what in planned.metrics.items() if what == "run"} == set(result.summary)
+    assert {k: v for k, v in planned.metrics.items() if v != "run"} == result.info["skipped"]
+    # Asked for by name, the run stops on it (exit 2 from the CLI); so does the plan.
+    with pytest.raises(ModelUnavailableError, match="needs torch and transformers"):
+        plan_run(data, ["answer_reward"], settings=settings)

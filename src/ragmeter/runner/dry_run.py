@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.cache import default_cache_path
+from ragmeter.errors import ModelUnavailableError
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import open_rows
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
@@ -292,8 +293,19 @@ async def aplan_run(
         price_out=settings.price_out,
         max_concurrency=settings.max_concurrency,
     )
+    # The local-model families are built as a run builds them (their models load on first
+    # use, so nothing is loaded): a model or package that is missing skips their metrics
+    # here with the run's reason (answer_reward without torch), or stops the plan as it
+    # would stop the run when the metric was asked for by name.
+    local = Plan([s for s in plan.specs if not s.needs_judge], auto=plan.auto)
     plans_calls = False
     try:
+        if local.specs:
+            try:
+                local.build_families(ctx)
+            except ModelUnavailableError:
+                if not plan.auto or not local.skipped:
+                    raise
         if judged.specs:
             judged.build_families(ctx)
             plans_calls = _plan_calls(ctx.judge(), planner)
@@ -312,7 +324,7 @@ async def aplan_run(
                 await scorer.score(batch)
     finally:
         await ctx.aclose()
-    skipped = {**plan.skipped, **judged.skipped}
+    skipped = {**plan.skipped, **local.skipped, **judged.skipped}
     result.metrics = {spec.name: skipped.get(spec.name, "run") for spec in plan.specs}
     result.metrics.update({name: why for name, why in skipped.items()})
     result.calls = planner.calls
