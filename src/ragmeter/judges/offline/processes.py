@@ -3,14 +3,20 @@
 The offline judge's per-row work is spaCy's parse, the lexical features (Python, under the
 GIL) and the entailment model (onnxruntime). Threads in one process give about 1.2x on two
 cores, so with ``workers >= 2`` the judge runs its chunks of rows in ``workers`` processes
-(``python -m ragmeter.judges.offline.worker``), each with its own judge, spaCy pipeline and
-a one-thread model session, loaded once per process.
+(:mod:`ragmeter.judges.offline.worker`), each with its own judge, spaCy pipeline and a
+one-thread model session, loaded once per process.
 
 The workers are started as plain subprocesses, not through :mod:`multiprocessing`: a script
 that calls ``ragmeter.evaluate`` at module level (no ``if __name__ == "__main__"`` guard) is
-not imported again in the workers. A worker that cannot start or dies leaves its chunk, and
-every chunk after it, to the judge's threads in this process: the run goes on (and the
-reason is logged).
+not imported again in the workers. They start isolated (``python -I``): neither the working
+directory nor ``PYTHON*`` variables reach their ``sys.path``, which is this process's own
+without the working directory, so a ``pickle.py`` beside the data is never imported.
+
+A worker that cannot start, dies, is stopped (SIGSTOP: ``T`` in ``/proc/PID/stat`` for
+:data:`STOPPED_GRACE_S`) or does not answer a chunk by its deadline (:data:`CHUNK_TIMEOUT_S`,
+or :data:`SLOW_FACTOR` times the slowest chunk so far when that is longer) leaves its chunk,
+and every chunk after it, to the judge's threads in this process: the workers are killed, the
+run goes on and the reason is logged as a warning.
 """
 
 from __future__ import annotations
@@ -23,15 +29,18 @@ import pickle
 import struct
 import sys
 import tempfile
+import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from ragmeter.judges.offline.worker import portable
 
-__all__ = ["JudgeProcesses", "WorkerFailed"]
+__all__ = ["JudgeProcesses", "WorkerFailed", "worker_command"]
 
 log = logging.getLogger("ragmeter")
+T = TypeVar("T")
 
 _HEADER = struct.Struct("<Q")
 #: The module a worker process runs.
@@ -39,8 +48,23 @@ WORKER_MODULE = "ragmeter.judges.offline.worker"
 #: Chunks sent to one worker before its reply to the first: the next chunk waits in its pipe,
 #: so the worker does not idle while this process reads a reply and sends more.
 DEPTH = 2
-#: Seconds a worker has to start (import, load spaCy and the model) and answer a chunk.
+#: Seconds a worker has to start (import, load spaCy and the model).
 START_TIMEOUT_S = 300.0
+#: Seconds a chunk may wait for its answer at least (from when it is sent: a chunk queued
+#: behind another waits for both) ...
+CHUNK_TIMEOUT_S = 120.0
+#: ... or this many times the slowest chunk answered so far, when that is longer.
+SLOW_FACTOR = 10.0
+#: Seconds a worker may stay stopped (SIGSTOP, a debugger) while chunks wait for it.
+STOPPED_GRACE_S = 3.0
+#: How often a waiting chunk looks at its worker.
+POLL_S = 0.5
+#: Run by ``python -I -c``: sys.path is set from the arguments (no working directory on
+#: it), then the worker module runs as ``__main__``.
+_BOOT = (
+    "import runpy, sys; module = sys.argv[1]; sys.path[:] = sys.argv[2:]; del sys.argv[1:]; "
+    "runpy.run_module(module, run_name='__main__', alter_sys=True)"
+)
 
 
 class WorkerFailed(RuntimeError):
@@ -73,7 +97,9 @@ class _Worker:
             while True:
                 reply = await self.receive()
                 if self.waiting:
-                    self.waiting.popleft().set_result(reply)
+                    future = self.waiting.popleft()
+                    if not future.done():  # a chunk given up on at its deadline
+                        future.set_result(reply)
         except BaseException as exc:
             while self.waiting:
                 future = self.waiting.popleft()
@@ -125,13 +151,41 @@ class _Worker:
         self.stderr.close()
 
 
-def _environment() -> dict[str, str]:
-    """The worker's environment: this one, ragmeter importable from where it was imported,
-    and one thread for each numeric library (the workers are the parallelism)."""
+def worker_command(module: str = WORKER_MODULE) -> list[str]:
+    """The command line of a worker: ``python -I`` (isolated: no working directory, user
+    site or ``PYTHON*`` variables) with this process's ``sys.path`` less the working
+    directory (``''``, ``.``, its absolute path), and the folder ragmeter was imported from
+    last, so that the same packages are found and nothing from the user's folder."""
+    cwd = os.path.abspath(os.getcwd())
     package_root = str(Path(__file__).resolve().parents[3])  # the folder holding ragmeter/
+    paths = [os.path.abspath(p) for p in sys.path if p and p != "."]
+    paths = [p for p in paths if p != cwd]
+    if package_root not in paths:
+        paths.append(package_root)
+    return [sys.executable, "-I", "-c", _BOOT, module, *dict.fromkeys(paths)]
+
+
+def is_stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP, SIGTSTP, a debugger): its state in
+    ``/proc/PID/stat``; False where there is no ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    # "PID (COMMAND) STATE ...": the command may hold spaces and parentheses
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+    return state in (b"T", b"t")
+
+
+class _Stalled(Exception):
+    """A worker did not answer in time, or is stopped."""
+
+
+def _environment() -> dict[str, str]:
+    """The worker's environment: this one, with one thread for each numeric library (the
+    workers are the parallelism)."""
     env = dict(os.environ)
-    paths = [package_root, *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
     env["RAGMETER_THREADS"] = "1"
@@ -147,11 +201,33 @@ class JudgeProcesses:
         Keyword arguments of the workers' :class:`OfflineJudge` (picklable).
     workers : int
         How many processes.
+    clock : callable, optional
+        Seconds on a monotonic clock (the deadlines read it; tests give a fake one).
+    stopped : callable, optional
+        Whether a process id is stopped (default :func:`is_stopped`).
     """
 
-    def __init__(self, spec: dict[str, Any], workers: int) -> None:
+    #: See :data:`CHUNK_TIMEOUT_S`, :data:`SLOW_FACTOR`, :data:`STOPPED_GRACE_S`.
+    chunk_timeout_s = CHUNK_TIMEOUT_S
+    slow_factor = SLOW_FACTOR
+    stopped_grace_s = STOPPED_GRACE_S
+    poll_s = POLL_S
+    start_timeout_s = START_TIMEOUT_S
+
+    def __init__(
+        self,
+        spec: dict[str, Any],
+        workers: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        stopped: Callable[[int], bool] = is_stopped,
+    ) -> None:
         self.spec = spec
         self.workers = workers
+        self._clock = clock
+        self._stopped = stopped
+        #: Seconds the slowest chunk took to be answered (from when it was sent).
+        self.slowest_s = 0.0
         #: Chunks in flight, at most :data:`DEPTH` per worker.
         self._slots = asyncio.Semaphore(workers * DEPTH)
         self._all: list[_Worker] = []
@@ -178,17 +254,66 @@ class JudgeProcesses:
             if self.failed is not None:
                 raise WorkerFailed(self.failed)
             worker = min(self._all, key=lambda w: len(w.waiting))
+            sent = self._clock()
             try:
-                status, payload = await worker.call((op, items))
+                status, payload = await self._watch(
+                    worker.call((op, items)), [worker], self.chunk_deadline(), "a chunk"
+                )
+            except _Stalled as exc:
+                self._fail(str(exc))
+                raise WorkerFailed(self.failed or "") from None
             except (OSError, EOFError, asyncio.IncompleteReadError, pickle.PickleError) as exc:
                 tail = worker.stderr_tail()
                 self._fail(f"an offline judge worker stopped ({exc!r}): {tail}")
                 raise WorkerFailed(self.failed or "") from None
+            self.slowest_s = max(self.slowest_s, self._clock() - sent)
         if status != "ok":
             self._fail(f"an offline judge worker refused the chunk: {payload}")
             raise WorkerFailed(self.failed or "")
         outcomes, pairs = payload
         return [portable(o) for o in outcomes], int(pairs)
+
+    def chunk_deadline(self) -> float:
+        """Seconds a chunk may wait for its answer: :attr:`chunk_timeout_s`, or
+        :attr:`slow_factor` times the slowest chunk so far when that is longer."""
+        return max(self.chunk_timeout_s, self.slow_factor * self.slowest_s)
+
+    async def _watch(
+        self, work: Awaitable[T], workers: list[_Worker], deadline: float, what: str
+    ) -> T:
+        """``work``'s result; raises _Stalled when it is not done ``deadline`` seconds from
+        now, or when one of ``workers`` stays stopped :attr:`stopped_grace_s` seconds (the
+        work is then cancelled)."""
+        task = asyncio.ensure_future(work)
+        started = self._clock()
+        stopped_since: dict[int, float] = {}
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.poll_s)
+                if done:
+                    return task.result()
+                now = self._clock()
+                for worker in workers:
+                    pid = worker.process.pid
+                    if worker.process.returncode is not None or not self._stopped(pid):
+                        stopped_since.pop(pid, None)
+                        continue
+                    since = stopped_since.setdefault(pid, now)
+                    if now - since >= self.stopped_grace_s:
+                        raise _Stalled(
+                            f"an offline judge worker (pid {pid}) is stopped (SIGSTOP?) and "
+                            f"{what} has waited {now - started:.0f} s for it"
+                        )
+                if now - started >= deadline:
+                    raise _Stalled(
+                        f"an offline judge worker (pid {workers[0].process.pid}"
+                        f"{' and others' if len(workers) > 1 else ''}) did not answer {what} "
+                        f"in {deadline:.0f} s"
+                    )
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
 
     def _fail(self, reason: str) -> None:
         if self.failed is None:
@@ -201,7 +326,7 @@ class JudgeProcesses:
 
     async def _start(self) -> None:
         env = _environment()
-        command = [sys.executable, "-m", WORKER_MODULE]
+        command = worker_command(WORKER_MODULE)
         try:
             for _ in range(self.workers):
                 stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _Worker.close)
@@ -215,9 +340,15 @@ class JudgeProcesses:
                 self._all.append(_Worker(process, stderr))
             for worker in self._all:
                 await worker.send(self.spec)
-            replies = await asyncio.wait_for(
-                asyncio.gather(*(w.receive() for w in self._all)), timeout=START_TIMEOUT_S
+            replies = await self._watch(
+                asyncio.gather(*(w.receive() for w in self._all)),
+                self._all,
+                self.start_timeout_s,
+                "the start",
             )
+        except _Stalled as exc:
+            self._fail(str(exc))
+            return
         except Exception as exc:  # any reason, e.g. no subprocesses on this event loop
             tails = "; ".join(filter(None, (w.stderr_tail(600) for w in self._all)))
             self._fail(f"the offline judge's worker processes did not start ({exc!r}) {tails}")
