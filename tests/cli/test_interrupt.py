@@ -108,6 +108,38 @@ def test_a_signal_keeps_the_rows_scored_and_resume_finishes_the_run(
     assert "stopped" not in json.loads(Path(f"{out}.run.json").read_text(encoding="utf-8"))
 
 
+def test_with_the_default_batch_size_rows_reach_the_file_in_small_first_batches(
+    tmp_path: Path, slow_server: TestServer
+) -> None:
+    """Issue 37, item 3: with --batch-size 256 (the default) nothing reached the file before
+    256 rows were scored, so Ctrl-C early kept nothing. The first batches are small (8, 16,
+    ...), so a SIGINT after the first rows keeps them."""
+    data, out = tmp_path / "data.jsonl", tmp_path / "out.jsonl"
+    rows = [
+        {
+            "question": f"Where was person {i} born?",
+            "answer": f"Person {i} was born in Rome.",
+            "contexts": [f"Person {i} was born in Rome."],
+        }
+        for i in range(300)
+    ]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = [a for a in command(data, out, slow_server)]
+    at = args.index("--batch-size")
+    del args[at : at + 2]
+    proc = run_cli(args)
+    give_up = time.monotonic() + 120  # only so that a broken run cannot hang the suite
+    while complete_lines(out) < 1 and proc.poll() is None and time.monotonic() < give_up:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    kept = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert 8 <= len(kept) < 256, len(kept)
+    assert [r["index"] for r in kept] == list(range(len(kept)))
+    assert f"Interrupted (SIGINT): {len(kept)} scored rows kept in {out}" in stderr
+
+
 def test_the_message_says_what_was_kept_and_claims_cached_replies_only_when_there_are() -> None:
     from ragmeter.cli.interrupt import interrupted_message
 
