@@ -545,6 +545,7 @@ def evaluate(
                     keep_rows=out is None,
                     progress=progress,
                     outputs={"report": report},
+                    inputs={"labels": labels},
                 )
             with param_names(EVALUATE_FLAGS):
                 ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=labels)

@@ -251,6 +251,7 @@ def run_ray(
     keep_rows: bool = False,
     progress: bool | None = None,
     outputs: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Evaluate the file ``data_path`` on Ray; rows and summaries as :func:`ragmeter.evaluate`.
 
@@ -277,6 +278,8 @@ def run_ray(
     outputs : mapping, optional
         Other files the caller writes after the run (``{"report": path}``), checked with
         ``out`` and the cache before anything runs.
+    inputs : mapping, optional
+        Other files the caller reads (``{"labels": path}``): no output may be one of them.
     progress : bool, optional
         Ray Data's progress bars; by default only on a terminal.
     """
@@ -300,7 +303,7 @@ def run_ray(
             f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results file "
             "to resume."
         )
-    check_run_outputs("data_path", data_path, out, settings, outputs)
+    check_run_outputs("data_path", data_path, out, settings, outputs, inputs)
     try:
         import ray
         import ray.data  # fails without the [data] extra

@@ -79,11 +79,13 @@ async def aevaluate(
     keep_rows: bool = True,
     outputs: Mapping[str, str | Path | None] | None = None,
     clock: Clock | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Score ``data`` with ``metrics``: :func:`ragmeter.aevaluate` without the report.
 
     ``outputs`` names other files the caller writes after the run (``{"report": path}``):
-    they are checked with ``out`` and the cache before the first row is read. ``clock``: the
+    they are checked with ``out`` and the cache before the first row is read, against
+    ``data`` and ``inputs``, other files the caller reads (``{"labels": path}``). ``clock``: the
     time the run's watch reads (:mod:`ragmeter.runner.watch`; tests give a fake one).
 
     A run that stops (a judge gone, the deadline, Ctrl-C, a signal the CLI turns into one)
@@ -101,7 +103,7 @@ async def aevaluate(
             f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
             "file to resume."
         )
-    check_run_outputs("data", data, out, settings, outputs)
+    check_run_outputs("data", data, out, settings, outputs, inputs)
     cmap = ColumnMap.from_any(column_map)
     source = open_rows(data)
     plan = Plan.make(metrics, cmap, source, criteria=settings.criteria)
@@ -191,12 +193,17 @@ def check_run_outputs(
     out: str | Path | None,
     settings: Settings,
     outputs: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> None:
     """Before any work: no output of a run (``out``, its run record, ``outputs`` such as the
-    report, the cache) is the input or another output; each named by its parameter
+    report, the cache) is an input (``data``, ``inputs`` such as the labels, what their run
+    records name) or another output; each named by its parameter
     (:func:`ragmeter.errors.param`; ``data_name`` is the input's)."""
     check_outputs(
-        {param(data_name): data},
+        {
+            param(data_name): data,
+            **{param(name): path for name, path in (inputs or {}).items()},
+        },
         {
             param("out"): out,
             f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
