@@ -163,6 +163,7 @@ async def aevaluate(
         resume=resume,
         keep_rows=keep_rows,
         outputs={"report": report},
+        inputs={"labels": labels},
     )
     results_file = Path(out) if isinstance(out, str | Path) and not streamed else None
     finish_run(result, results_file, report=report, group_by=group_by, labels=labels)
