@@ -1,11 +1,13 @@
 """Where a run writes, checked before any work: no output may be an input or another output.
 
 A results file written over its own input, or an HTML report written over the results, loses
-data that cannot be recomputed without paying for every judge call again. ``check_outputs``
-compares paths as the file system sees them (``..``, symlinks and hard links resolved), refuses
-an output that is a folder, and one whose folder cannot be made because a file is in the way
-or the nearest existing folder is not writable. Missing folders are made by ``make_parent``
-when the output is written.
+data that cannot be recomputed without paying for every judge call again. Inputs are every file
+a command reads: the data, the labels, a results file, and what a results file's run record
+names (the record itself, and the input file the run scored: ``ragmeter report R -o DATA``
+would replace the data set). ``check_outputs`` compares paths as the file system sees them
+(``..``, symlinks and hard links resolved), refuses an output that is a folder, and one whose
+folder cannot be made because a file is in the way or the nearest existing folder is not
+writable. Missing folders are made by ``make_parent`` when the output is written.
 
 ``-`` as an output means standard output, where the option allows it (``out="-"``); nothing
 else may be ``-``, and only one output may take standard output. A file named ``-`` is
@@ -15,6 +17,7 @@ written as ``./-``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -101,6 +104,7 @@ def check_outputs(
     values that are not paths (a DataFrame, None) are left out. The outputs labelled in
     ``stdout`` may be ``-`` (standard output), at most one of them; no other may."""
     ins = [(label, p) for label, value in inputs.items() if (p := _as_path(value)) is not None]
+    ins += recorded_inputs(ins)
     _check_stdout(outputs, stdout)
     outs = [
         (label, p)
@@ -123,6 +127,34 @@ def check_outputs(
                 )
     for label, path in outs:
         _check_writable(label, path)
+
+
+def recorded_inputs(inputs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """What the run records beside ``inputs`` name: for each input with a run record
+    (``<path>.run.json``), the record and the input file the run scored (its ``data``, as
+    given or beside the results), where they exist. A record that cannot be read adds
+    nothing (the command reading it says why)."""
+    found: list[tuple[str, Path]] = []
+    for label, path in inputs:
+        record = sidecar_path(path)
+        try:
+            if not record.is_file():
+                continue
+            info = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        found.append((f"the run record of {label}", record))
+        name = info.get("data") if isinstance(info, dict) else None
+        if not isinstance(name, str) or not name or is_stdout(name):
+            continue
+        places = [Path(name)]
+        if not places[0].is_absolute():
+            places.append(path.parent / name)
+        for place in places:
+            with contextlib.suppress(OSError):
+                if place.is_file():
+                    found.append((f"the input the run record of {label} names", place))
+    return found
 
 
 def _check_stdout(outputs: Mapping[str, Any], allowed: Collection[str]) -> None:
