@@ -208,7 +208,12 @@ def _figure(result: RunResult, metric: str) -> Any:
 _result.install_plotter(_figure)
 
 
-def calibrate(results: Any, labels: str | os.PathLike[str] | LabelSet) -> Calibration:
+def calibrate(
+    results: Any,
+    labels: str | os.PathLike[str] | LabelSet,
+    *,
+    target_width: float | None = None,
+) -> Calibration:
     """Calibrate a run's judge with human labels: per labelled metric, the judge's agreement
     and bias, and the mean from the judge, from the labels and prediction-powered (PPI++),
     each with a 95% interval (``docs/calibration.md``).
@@ -218,6 +223,8 @@ def calibrate(results: Any, labels: str | os.PathLike[str] | LabelSet) -> Calibr
     :class:`ragmeter.io.labels.LabelSet`. Returns a
     :class:`ragmeter.report.calibration.Calibration`: ``.as_dict()`` is the JSON object of
     ``ragmeter calibrate --json``, ``cal["faithfulness"].calibrated.ci`` an interval.
+    With ``target_width``, each metric's ``budget`` says about how many labelled rows bring
+    its calibrated interval to that width.
     """
     from ragmeter.io.labels import LabelSet, read_labels
     from ragmeter.report.calibration import calibrate_run, read_run_for_labels
@@ -228,7 +235,7 @@ def calibrate(results: Any, labels: str | os.PathLike[str] | LabelSet) -> Calibr
         run = read_run_for_labels(results, label_set)  # one pass; labelled rows' details
     else:
         run = as_run(results)
-    return calibrate_run(run, label_set)
+    return calibrate_run(run, label_set, target_width=target_width)
 
 
 def list_metrics() -> list[MetricSpec]:

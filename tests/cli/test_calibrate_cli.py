@@ -21,6 +21,7 @@ def labels_file(path: Path, values: dict[str, float], selection: str = "uniform"
 
 
 HUMAN = {"q01": 1.0, "q02": 0.9, "q03": 0.8, "q04": 1.0, "q05": 0.7, "q06": 0.95}
+HUMAN |= {"q07": 0.6, "q08": 1.0, "q09": 0.85, "q10": 0.9}  # 10: an interval's minimum
 
 
 def test_evaluate_with_labels_records_reports_and_gates(tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_evaluate_with_labels_records_reports_and_gates(tmp_path: Path) -> None:
     assert "calibrated (PPI++)" in res.output
     record = json.loads(Path(f"{out}.run.json").read_text())["calibration"]
     entry = record["metrics"]["k_precision"]
-    assert record["selection"] == "uniform" and entry["n_labels"] == 6
+    assert record["selection"] == "uniform" and entry["n_labels"] == 10
     low, high = entry["calibrated"]["ci"]
     assert low <= entry["calibrated"]["mean"] <= high
     page = report.read_text()
@@ -68,7 +69,7 @@ def test_calibrate_json_is_keyed_by_metric(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     entry = data["k_precision"]
-    assert entry["n_labels"] == 6 and "agreement" in entry
+    assert entry["n_labels"] == 10 and "agreement" in entry
     for key in ("judge", "labels", "calibrated"):
         assert set(entry[key]) >= {"mean", "ci"} and len(entry[key]["ci"]) == 2
 

@@ -27,6 +27,7 @@ CALIBRATE_EXAMPLES = """Examples:
   ragmeter calibrate results.jsonl --labels labels.jsonl
   ragmeter calibrate results.jsonl --labels labels.csv --json
   ragmeter calibrate results.jsonl --labels labels.jsonl --fail-under faithfulness=0.8
+  ragmeter calibrate results.jsonl --labels labels.jsonl --target-width 0.05
 
 Label lines: {"id": ROW_ID, "metric": NAME, "value": NUMBER} or
 {"id": ROW_ID, "claim": INDEX, "label": "supported"|"not_supported"|"unsure"}.
@@ -89,6 +90,26 @@ def print_calibration(record: dict[str, Any], *, console: Console) -> None:
         console.print(f"note: {note}", highlight=False, markup=False)
 
 
+def budget_line(name: str, budget: dict[str, Any]) -> str:
+    """One line saying about how many more labels bring ``name``'s interval to the target."""
+    width = budget["target_width"]
+    have = budget["labelled_rows"]
+    needed = budget.get("needed")
+    if needed is None:
+        return f"{name}: to reach a width of {width:g}: {budget.get('why', 'unknown')}."
+    more = budget.get("more", 0)
+    head = f"{name}: {have} labelled rows; "
+    if more == 0:
+        text = f"{head}the calibrated interval is about {width:g} wide or narrower already"
+    else:
+        text = (
+            f"{head}label about {more} more ({needed} in all) to bring the calibrated interval "
+            f"to a width of {width:g}"
+        )
+    why = budget.get("why")
+    return f"{text} ({why})." if why else f"{text}."
+
+
 def check_calibrated_gates(record: dict[str, Any], gates: dict[str, float]) -> list[str]:
     """Messages for every gate the calibrated interval of ``record`` (as
     :func:`print_calibration`'s) fails: a higher-is-better metric fails when the interval's
@@ -146,6 +167,15 @@ def calibrate_command(
             "lower-is-better metric); repeatable.",
         ),
     ] = None,
+    target_width: Annotated[
+        float | None,
+        typer.Option(
+            "--target-width",
+            metavar="W",
+            help="Say about how many more labels bring each metric's calibrated 95% interval "
+            "to this width (upper minus lower, e.g. 0.05).",
+        ),
+    ] = None,
 ) -> None:
     """Agreement of the run's judge with human labels, its bias, and each labelled metric's
     mean from the judge, from the labels, and prediction-powered (PPI++), with 95% intervals."""
@@ -155,13 +185,20 @@ def calibrate_command(
 
     try:
         gates = parse_thresholds(fail_under or [], "--fail-under")
-        calibration = ragmeter.calibrate(results, labels)
+        if target_width is not None and not 0.0 < target_width < float("inf"):
+            raise ConfigError(f"--target-width must be a number > 0. Got {target_width!r}.")
+        calibration = ragmeter.calibrate(results, labels, target_width=target_width)
     except RagmeterError as exc:
         fail(str(exc))
     if as_json:
         typer.echo(json.dumps(calibration.as_dict(), indent=2, ensure_ascii=False))
     else:
         print_calibration(calibration.as_record(), console=out_console)
+        for name, entry in calibration.as_dict().items():
+            if entry.get("budget"):
+                out_console.print(
+                    f"budget: {budget_line(name, entry['budget'])}", highlight=False, markup=False
+                )
     failed = check_calibrated_gates(calibration.as_record(), gates)
     if failed:
         for line in failed:

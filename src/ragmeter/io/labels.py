@@ -21,17 +21,28 @@ claim against: for answer claims ``contexts`` (the default: the retrieved passag
 ``reference``; for reference claims ``answer`` (the default) or ``contexts``. ``labeller`` and
 ``time`` are optional.
 
+Rows drawn by ``ragmeter label --strategy uncertainty`` (selection ``"uncertainty"``) were
+each labelled with its own probability: every label line then carries the row's
+``probability`` (the inclusion probability ``ragmeter label`` drew it with, in (0, 1]), as the
+page's export and ``--selection-out``'s lines do; calibrated estimates weight each row by its
+inverse. A ``fingerprint`` on a label line is the row's fingerprint when it was labelled (a hash
+of its claims, or of its id for a row score), and the metadata line's ``fingerprint`` the
+whole sample's: ``calibrate`` checks them against the results.
+
 How the rows were chosen is said by a ``selection`` field: on a first metadata line with no
 ``id`` (``{"selection": "uniform", "sample": 50, "seed": 0, "of_rows": 1000, "key": "id"}``,
 the form ``ragmeter label`` writes) or on each label line (a CSV column). ``uniform`` (a uniform
-random sample of rows) is the one selection calibrated estimates accept; ``stratified`` or any
-other is read (agreement can be looked at) but refused for estimates. A file that does not
+random sample of rows) and ``uncertainty`` (with probabilities) are the selections calibrated
+estimates accept; ``stratified`` or any other is read (agreement can be looked at) but refused
+for estimates. A file mixing selections is refused: its rows were drawn by two designs, and no
+one probability of being labelled can be given to each row. A file that does not
 say is taken as uniform, and the calibration says it assumed so.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import os
@@ -45,10 +56,13 @@ __all__ = [
     "CLAIM_LABELS",
     "RANDOM_SELECTIONS",
     "ROW_KEYS",
+    "WEIGHTED_SELECTIONS",
     "ClaimLabel",
     "LabelSet",
     "RowLabel",
     "read_labels",
+    "row_fingerprint",
+    "sample_fingerprint",
 ]
 
 #: The verdicts a person can give a claim.
@@ -56,7 +70,9 @@ CLAIM_LABELS: tuple[str, ...] = ("supported", "not_supported", "unsure")
 #: What a labels file's ``id`` may name (its metadata line's ``key``).
 ROW_KEYS: tuple[str, ...] = ("id", "index")
 #: Selections whose labels are a random sample of the rows, so estimates may use them.
-RANDOM_SELECTIONS: frozenset[str] = frozenset({"uniform"})
+RANDOM_SELECTIONS: frozenset[str] = frozenset({"uniform", "uncertainty"})
+#: Selections that draw rows with unequal probabilities, given on every label line.
+WEIGHTED_SELECTIONS: frozenset[str] = frozenset({"uncertainty"})
 _AGAINST = {"answer": ("contexts", "reference"), "reference": ("answer", "contexts")}
 
 Source = Literal["answer", "reference"]
@@ -72,6 +88,10 @@ class RowLabel:
     line: int
     labeller: str | None = None
     time: str | None = None
+    #: The row's inclusion probability (weighted selections), else ``None``.
+    probability: float | None = None
+    #: The row's fingerprint when it was labelled, when the file says.
+    fingerprint: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +106,8 @@ class ClaimLabel:
     against: str = "contexts"
     labeller: str | None = None
     time: str | None = None
+    probability: float | None = None
+    fingerprint: str | None = None
 
     @property
     def value(self) -> float | None:
@@ -110,8 +132,13 @@ class LabelSet:
 
     @property
     def random(self) -> bool:
-        """Whether the labelled rows are a uniform random sample (or not said otherwise)."""
+        """Whether the labelled rows are a random sample (or not said otherwise)."""
         return self.selection is None or self.selection in RANDOM_SELECTIONS
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the rows were drawn with unequal probabilities (given per label)."""
+        return self.selection in WEIGHTED_SELECTIONS
 
     def refusal(self) -> str | None:
         """Why calibrated estimates cannot use these labels, or ``None``."""
@@ -123,6 +150,23 @@ class LabelSet:
             "estimate of its mean from them would be biased. Label a uniform sample (a "
             "labelling page made without stratified sampling) for estimates."
         )
+
+
+def row_fingerprint(
+    row_id: str | int, answer_claims: list[str] | None, reference_claims: list[str] | None
+) -> str:
+    """A labelled row's fingerprint: its id and the claims the labels index into (12 hex
+    digits). A rerun that splits the answer into other claims changes it, so a label on
+    "claim 2" is never read against another claim 2."""
+    text = json.dumps([str(row_id), answer_claims or [], reference_claims or []])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def sample_fingerprint(metric: str, input_sha: str | None, rows: list[str]) -> str:
+    """A labelling page's fingerprint: its metric, the run's input and its rows' fingerprints
+    (16 hex digits): the page's storage key and its export's first line hold it."""
+    text = json.dumps([metric, input_sha, sorted(rows)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _text(value: Any) -> str | None:
@@ -139,12 +183,31 @@ def _row_id(value: Any, where: str) -> str:
     return str(value)
 
 
+def _probability(obj: dict[str, Any], where: str) -> float | None:
+    raw = obj.get("probability")
+    if raw is None or raw == "":
+        return None
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        value = math.nan
+    if isinstance(raw, bool) or not 0.0 < value <= 1.0:
+        raise DataError(
+            f"{where}: 'probability' is the row's inclusion probability, a number in (0, 1] "
+            f"(as ragmeter label --selection-out writes it). Got {raw!r}."
+        )
+    return value
+
+
 def _parse(obj: dict[str, Any], where: str, line: int) -> RowLabel | ClaimLabel:
     row_id = _row_id(obj.get("id"), where)
     labeller, time = _text(obj.get("labeller")), _text(obj.get("time"))
+    probability, fingerprint = _probability(obj, where), _text(obj.get("fingerprint"))
     if _text(obj.get("claim")) is not None:
         raw = obj["claim"]
         try:
+            if isinstance(raw, bool):
+                raise ValueError
             claim = int(raw)
             if claim != float(raw) or claim < 0:
                 raise ValueError
@@ -166,7 +229,18 @@ def _parse(obj: dict[str, Any], where: str, line: int) -> RowLabel | ClaimLabel:
                 f"{where}: 'against' for {source} claims must be one of "
                 f"{', '.join(_AGAINST[source])}. Got {against!r}."
             )
-        return ClaimLabel(row_id, claim, label, line, source, against, labeller, time)  # type: ignore[arg-type]
+        return ClaimLabel(
+            row_id,
+            claim,
+            label,
+            line,
+            source,  # type: ignore[arg-type]
+            against,
+            labeller,
+            time,
+            probability,
+            fingerprint,
+        )
     metric = _text(obj.get("metric"))
     if metric is None:
         raise DataError(
@@ -180,7 +254,7 @@ def _parse(obj: dict[str, Any], where: str, line: int) -> RowLabel | ClaimLabel:
         raise DataError(f"{where}: 'value' must be a number. Got {raw!r}.") from None
     if isinstance(raw, bool) or not math.isfinite(value):
         raise DataError(f"{where}: 'value' must be a finite number. Got {raw!r}.")
-    return RowLabel(row_id, metric, value, line, labeller, time)
+    return RowLabel(row_id, metric, value, line, labeller, time, probability, fingerprint)
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -218,7 +292,9 @@ def read_labels(path: str | os.PathLike[str]) -> LabelSet:
         selection = _text(obj.get("selection"))
         if selection is not None:
             selections.setdefault(selection, line)
-        if _text(obj.get("id")) is None and "claim" not in obj and "metric" not in obj:
+        if _text(obj.get("id")) is None and not {"claim", "label", "value"} & set(obj):
+            if selection is None and "metric" in obj:
+                _row_id(None, where)  # a label without its id
             if selection is None:
                 raise DataError(
                     f"{where}: a line with no 'id' must be the metadata line, with "
@@ -230,7 +306,12 @@ def read_labels(path: str | os.PathLike[str]) -> LabelSet:
         (claims if isinstance(label, ClaimLabel) else rows).append(label)
     if len(selections) > 1:
         said = ", ".join(f"{s!r} (line {n})" for s, n in selections.items())
-        raise DataError(f"{p}: the labels say different selections: {said}; keep one per file.")
+        raise DataError(
+            f"{p}: the labels say different selections: {said}. Rows drawn by two designs "
+            "(say a uniform sample and one drawn by uncertainty) have no one probability of "
+            "being labelled, so no estimate can weight them; calibrate with one file per "
+            "selection."
+        )
     if not rows and not claims:
         raise DataError(f"{p}: no labels found; each line needs 'id' and a metric or a claim.")
     key = meta.pop("key", None)
@@ -239,6 +320,15 @@ def read_labels(path: str | os.PathLike[str]) -> LabelSet:
             f"{p}: the metadata line's 'key' says what the labels' ids name: 'id' (the rows' "
             f"ids) or 'index' (their indexes). Got {key!r}."
         )
+    selection_said = next(iter(selections), None)
+    if selection_said in WEIGHTED_SELECTIONS:
+        lacking = [x.line for x in (*rows, *claims) if x.probability is None]
+        if lacking:
+            raise DataError(
+                f"{p}, line {lacking[0]}: the rows were drawn by {selection_said!r}, each with "
+                f"its own probability, but {len(lacking)} label line(s) give no 'probability'. "
+                "Keep each row's probability from the page's export or --selection-out's line."
+            )
     return LabelSet(
         path=str(p),
         rows=tuple(rows),

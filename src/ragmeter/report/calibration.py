@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import DataError
-from ragmeter.io.labels import ClaimLabel, LabelSet, RowLabel
+from ragmeter.io.labels import ClaimLabel, LabelSet, RowLabel, row_fingerprint
 from ragmeter.io.score_lines import read_score_lines
 from ragmeter.report.load import Column, MetricInfo, Run, infer_higher_is_better, read_details
 from ragmeter.result import read_sidecar, results_expect
@@ -110,6 +110,8 @@ class MetricCalibration:
     #: The people's value of each labelled row, by the row's id (its index without one):
     #: kept in the run record so that ``compare`` can pair two runs' labels.
     labelled: dict[str, float] = field(default_factory=dict)
+    #: About how many labels reach a target width (``target_width=``), else ``None``.
+    budget: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         calibrated = _interval(self.calibrated, self.bounds)
@@ -131,6 +133,7 @@ class MetricCalibration:
             "higher_is_better": self.higher_is_better,
             "how": self.how,
             "notes": list(self.notes),
+            **({"budget": self.budget} if self.budget is not None else {}),
         }
 
 
@@ -233,14 +236,29 @@ def _row_lookup(run: ScoreTable, key: str | None = None) -> Callable[[str, str],
     for an id no row has."""
     n = len(run.indexes)
     by_id: dict[str | None, int] = {}
+    shared: dict[str, list[int]] = {}
     if key != "index":
         # The first row with an id wins: filled from the last row back.
         by_id = dict(zip(reversed(run.ids), range(n - 1, -1, -1), strict=True))
         by_id.pop(None, None)
+        if len(by_id) < sum(i is not None for i in run.ids):
+            counts = Counter(i for i in run.ids if i is not None)
+            for pos, row_id in enumerate(run.ids):
+                if row_id is not None and counts[row_id] > 1:
+                    shared.setdefault(row_id, []).append(run.indexes[pos])
     by_index = dict(zip(map(str, run.indexes), range(n), strict=True)) if key != "id" else {}
 
     def find(row_id: str, where: str) -> int:
         pos = by_id.get(row_id)
+        if row_id in shared:
+            rows = shared[row_id]
+            raise DataError(
+                f"{where}: {len(rows)} rows of the results have the id {row_id!r} (indexes "
+                f"{', '.join(map(str, rows[:5]))}{', ...' if len(rows) > 5 else ''}), so the "
+                "label cannot say which it is. Name rows by index: a first line "
+                '{"selection": ..., "key": "index"} and each row\'s index as its id (what '
+                "ragmeter label writes for such a run)."
+            )
         if pos is None:
             pos = by_index.get(row_id)
         if pos is None:
@@ -259,18 +277,93 @@ def _row_lookup(run: ScoreTable, key: str | None = None) -> Callable[[str, str],
     return find
 
 
+def too_few(n: int) -> str | None:
+    """Why ``n`` labelled rows give no interval, or ``None`` when they are enough."""
+    if n >= ppi.MIN_LABELLED_ROWS:
+        return None
+    return (
+        f"only {n} labelled row(s): an interval needs at least {ppi.MIN_LABELLED_ROWS}, since "
+        "the spread of the people's values and of the judge's errors cannot be told from fewer "
+        "(and a gate would pass on luck); label more rows"
+    )
+
+
+def _floor(y: np.ndarray, bounds: tuple[float, float]) -> float:
+    """:func:`ppi.spread_floor` for these labels: verdict-like when every one is at a bound."""
+    verdicts = bool(np.isin(y, bounds).all())
+    return ppi.spread_floor(int(y.size), bounds[1] - bounds[0], verdicts=verdicts)
+
+
 def _estimates(
-    y: np.ndarray, f_lab: np.ndarray, f_all: np.ndarray, refused: str | None
+    y: np.ndarray,
+    f_lab: np.ndarray,
+    f_all: np.ndarray,
+    refused: str | None,
+    *,
+    bounds: tuple[float, float],
+    probability: np.ndarray | None = None,
 ) -> tuple[ppi.MeanEstimate | None, ...]:
+    """The judge's, the labels' and the calibrated mean and the bias. Under
+    :data:`ppi.MIN_LABELLED_ROWS` labelled rows the labels' and calibrated means carry no
+    interval; every interval's spread is at least :func:`ppi.spread_floor`'s. With
+    ``probability`` (rows drawn with unequal probabilities): :func:`ppi.active_mean`."""
     judge = ppi.judge_mean(f_all) if f_all.size else None
     if refused or y.size == 0:
         return judge, None, None, (ppi.judge_bias(y, f_lab) if y.size else None)
-    return (
-        judge,
-        ppi.labels_mean(y),
-        ppi.ppi_mean(y, f_lab, f_all),
-        ppi.judge_bias(y, f_lab),
-    )
+    floor = _floor(y, bounds)
+    if probability is not None:
+        alone = ppi.active_mean(y, f_lab, probability, f_all, tuning=0.0, floor=floor)
+        calibrated = ppi.active_mean(y, f_lab, probability, f_all, floor=floor)
+    else:
+        alone = ppi.labels_mean(y, floor=floor)
+        calibrated = ppi.ppi_mean(y, f_lab, f_all, floor=floor)
+    if too_few(int(y.size)):
+        alone = ppi.MeanEstimate(alone.mean, None, alone.n, alone.confidence, alone.tuning)
+        calibrated = ppi.MeanEstimate(
+            calibrated.mean, None, calibrated.n, calibrated.confidence, calibrated.tuning
+        )
+    return judge, alone, calibrated, ppi.judge_bias(y, f_lab)
+
+
+def _budget(
+    y: np.ndarray,
+    f_lab: np.ndarray,
+    f_all: np.ndarray,
+    width: float | None,
+    *,
+    bounds: tuple[float, float],
+    probability: np.ndarray | None = None,
+) -> dict[str, Any] | None:
+    """About how many labelled rows bring the calibrated interval to ``width``."""
+    if width is None:
+        return None
+    n = int(y.size)
+    out: dict[str, Any] = {"target_width": width, "labelled_rows": n}
+    if n < 3:
+        return {**out, "needed": None, "why": "fewer than three labelled rows to go by"}
+    floor = _floor(y, bounds)
+    if probability is not None:
+        needed = ppi.active_labels_needed(y, f_lab, probability, f_all, width, floor=floor)
+    else:
+        needed = ppi.labels_needed(y, f_lab, f_all, width, floor=floor)
+    if needed is None:
+        why = (
+            "no number of labels reaches it: the judge's own spread over the run's rows is "
+            "already wider"
+        )
+        return {**out, "needed": None, "why": why}
+    needed = max(needed, ppi.MIN_LABELLED_ROWS)
+    if needed > f_all.size:
+        return {
+            **out,
+            "needed": int(f_all.size),
+            "more": max(0, int(f_all.size) - n),
+            "why": "even every row of the run labelled may not reach it",
+        }
+    out.update(needed=int(needed), more=max(0, int(needed) - n))
+    if n < ppi.MIN_LABELLED_ROWS:
+        out["why"] = f"a rough figure from {n} labelled rows"
+    return out
 
 
 def _is_binary(values: np.ndarray) -> bool:
@@ -291,19 +384,43 @@ def _row_agreement(y: np.ndarray, f: np.ndarray) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _Design:
+    """How the labelled rows were drawn, as the estimates need it: each labelled row's
+    inclusion probability (by position) for a weighted selection, else ``None``; a reason
+    estimates are refused; the target width of a label budget."""
+
+    refused: str | None = None
+    probability: Mapping[int, float] | None = None
+    target_width: float | None = None
+
+    def of(self, positions: Sequence[int]) -> np.ndarray | None:
+        if self.probability is None:
+            return None
+        return np.array([self.probability[pos] for pos in positions], dtype=float)
+
+
+def _how_weighted(design: _Design) -> str:
+    if design.probability is None:
+        return "PPI++ over the rows"
+    return (
+        "rows drawn with unequal probabilities: active inference (Zrnic and Candes 2024), each "
+        "labelled row's error weighted by its inverse inclusion probability"
+    )
+
+
 def _row_level(
     run: ScoreTable,
     metric: str,
     labels: Sequence[RowLabel],
     find: Callable,
-    refused: str | None,
+    design: _Design,
     path: str,
 ) -> MetricCalibration:
     info = run.metric(metric)
     column = run.column(metric)
     scored = dict(zip(column.positions, column.values, strict=True))
     by_row: dict[int, list[float]] = defaultdict(list)
-    notes: list[str] = []
     for label in labels:
         pos = find(label.id, f"{path}, line {label.line}")
         if not info.lower <= label.value <= info.upper:
@@ -311,18 +428,22 @@ def _row_level(
                 f"{path}, line {label.line}: {metric} lies in [{info.lower:g}, "
                 f"{info.upper:g}]; the label's value is {label.value!r}."
             )
+        if pos not in scored:
+            raise DataError(
+                f"{path}, line {label.line}: row {label.id!r} has no {metric} score in the "
+                "results (it failed or is undefined there), so its label has no judge score to "
+                "pair with. Remove the label, or resume the run so that the row is scored."
+            )
         by_row[pos].append(label.value)
-    unscored = [pos for pos in by_row if pos not in scored]
-    if unscored:
-        notes.append(
-            f"{len(unscored)} labelled row(s) have no judge score for {metric} (undefined or "
-            "failed) and are left out."
-        )
-    kept = [pos for pos in by_row if pos in scored]
+    kept = list(by_row)
     y = np.array([np.mean(by_row[pos]) for pos in kept], dtype=float)
     f_lab = np.array([scored[pos] for pos in kept], dtype=float)
     f_all = np.asarray(column.values, dtype=float)
-    judge, alone, calibrated, bias = _estimates(y, f_lab, f_all, refused)
+    bounds = (info.lower, info.upper)
+    prob = design.of(kept)
+    judge, alone, calibrated, bias = _estimates(
+        y, f_lab, f_all, design.refused, bounds=bounds, probability=prob
+    )
     return MetricCalibration(
         metric=metric,
         level="rows",
@@ -336,13 +457,13 @@ def _row_level(
         calibrated=calibrated,
         how=(
             "row-level labels: each labelled row's score (the mean of its labels) against the "
-            "judge's score of that row; PPI++ over the rows with a score."
+            f"judge's score of that row; {_how_weighted(design)}, over the rows with a score."
         ),
         higher_is_better=info.higher_is_better,
-        bounds=(info.lower, info.upper),
-        refused=refused,
-        notes=tuple(notes),
+        bounds=bounds,
+        refused=design.refused or too_few(len(kept)),
         labelled={run.key(pos): float(v) for pos, v in zip(kept, y, strict=True)},
+        budget=_budget(y, f_lab, f_all, design.target_width, bounds=bounds, probability=prob),
     )
 
 
@@ -411,7 +532,7 @@ def _claim_level(
     labels: Sequence[ClaimLabel],
     details: Mapping[int, Mapping[str, Any]],
     find: Callable,
-    refused: str | None,
+    design: _Design,
     path: str,
 ) -> MetricCalibration | None:
     source, kinds = CLAIM_METRICS[metric]
@@ -482,7 +603,7 @@ def _claim_level(
     if not rates:
         return None
     rows = sorted({pos for pos, _, _ in human})
-    y_rows, f_rows, keys = [], [], []
+    y_rows, f_rows, keys, positions = [], [], [], []
     dropped = 0
     for pos in rows:
         if pos not in scored:
@@ -508,8 +629,13 @@ def _claim_level(
         y_rows.append(value)
         f_rows.append(scored[pos])
         keys.append(run.key(pos))
+        positions.append(pos)
     y, f_lab = np.array(y_rows), np.array(f_rows)
-    judge, alone, calibrated, bias = _estimates(y, f_lab, f_all, refused)
+    bounds = (info.lower, info.upper)
+    prob = design.of(positions)
+    judge, alone, calibrated, bias = _estimates(
+        y, f_lab, f_all, design.refused, bounds=bounds, probability=prob
+    )
     agreement["rows"] = _row_agreement(y, f_lab)
     labelled = [k for k in kinds if k in rates]
     kept = [k for k in kinds if k not in rates]
@@ -519,7 +645,7 @@ def _claim_level(
         "corrected verdict rate (the share people called supported, given the judge's verdict) "
         "on the others"
         + (f", the judge's verdicts kept for {'; '.join(map(_kind_name, kept))}" if kept else "")
-        + "; PPI++ over the rows against the judge's recorded scores."
+        + f"; {_how_weighted(design)}, against the judge's recorded scores."
     )
     notes = []
     if dropped:
@@ -537,10 +663,11 @@ def _claim_level(
         calibrated=calibrated,
         how=how,
         higher_is_better=info.higher_is_better,
-        bounds=(info.lower, info.upper),
-        refused=refused,
+        bounds=bounds,
+        refused=design.refused or too_few(int(y.size)),
         notes=tuple(notes),
         labelled=dict(zip(keys, y_rows, strict=True)),
+        budget=_budget(y, f_lab, f_all, design.target_width, bounds=bounds, probability=prob),
     )
 
 
@@ -595,19 +722,209 @@ def read_run_for_labels(path: str | os.PathLike[str], labels: LabelSet) -> Score
     )
 
 
-def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
+def _deduplicated(
+    labels: Sequence[RowLabel | ClaimLabel], find: Callable, path: str
+) -> tuple[list[Any], int]:
+    """``labels`` with repeats dropped (the same row and metric, or claim, labeller and
+    label as an earlier line), and how many were; two different labels of one thing by one
+    labeller (or both unnamed) raise :class:`DataError` naming both lines."""
+    seen: dict[tuple, RowLabel | ClaimLabel] = {}
+    out: list[Any] = []
+    repeats = 0
+    for label in labels:
+        pos = find(label.id, f"{path}, line {label.line}")
+        if isinstance(label, RowLabel):
+            what: tuple = ("row", label.metric)
+            value: Any = label.value
+        else:
+            what = ("claim", label.source, label.against, label.claim)
+            value = label.label
+        key = (pos, what, label.labeller)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = label
+            out.append(label)
+            continue
+        said = first.value if isinstance(first, RowLabel) else first.label
+        if said == value:
+            repeats += 1
+            continue
+        thing = (
+            f"row {label.id!r}'s {label.metric}"
+            if isinstance(label, RowLabel)
+            else f"{label.source} claim {label.claim} of row {label.id!r} (against the "
+            f"{label.against})"
+        )
+        who = f"labeller {label.labeller!r}" if label.labeller else "no labeller named"
+        raise DataError(
+            f"{path}, lines {first.line} and {label.line}: two different labels of {thing}, "
+            f"both with {who}: {said!r} and {value!r}. Keep the one you mean (labels of one "
+            "thing by different people are averaged: give each line its 'labeller')."
+        )
+    return out, repeats
+
+
+def _claim_texts(details: Any) -> tuple[list[str], list[str]] | None:
+    """The answer and reference claims' texts of one metric's details (what a label's claim
+    index counts in), or ``None`` when it records no claims."""
+    if not isinstance(details, Mapping):
+        return None
+    answer, reference = _claims_of(details, "answer"), _claims_of(details, "reference")
+    if answer is None and reference is None:
+        return None
+
+    def texts(items: Any) -> list[str]:
+        return [str(c.get("claim", "")) if isinstance(c, Mapping) else "" for c in items or ()]
+
+    return texts(answer), texts(reference)
+
+
+def _check_claim_labels(
+    run: ScoreTable,
+    labels: LabelSet,
+    claims: Sequence[ClaimLabel],
+    details: Mapping[int, Mapping[str, Any]],
+    find: Callable,
+) -> None:
+    """Every claim label names a row that has the claims of a metric reading its kind, a
+    claim within them, and (with a fingerprint) the same claims as when it was labelled."""
+    page_metric = labels.meta.get("metric")
+    for label in claims:
+        kind = (label.source, label.against)
+        metrics = [
+            m for m, (_, kinds) in CLAIM_METRICS.items() if m in run.metrics and kind in kinds
+        ]
+        if not metrics:
+            continue  # a kind no metric of the run reads: a note says so
+        where = f"{labels.path}, line {label.line}"
+        pos = find(label.id, where)
+        row = details.get(pos, {})
+        order = [page_metric, *metrics] if page_metric in row else metrics
+        found = next((t for m in order if (t := _claim_texts(row.get(m))) is not None), None)
+        if found is None:
+            raise DataError(
+                f"{where}: row {label.id!r} has no claims for {', '.join(metrics)} in the "
+                "results (those metrics failed or are undefined on it), so the label has no "
+                "verdict to stand beside. Remove the label, or resume the run so that the row "
+                "is scored."
+            )
+        texts = found[0] if label.source == "answer" else found[1]
+        if label.claim >= len(texts):
+            raise DataError(
+                f"{where}: row {label.id!r} has {len(texts)} {label.source} claim(s)"
+                + (f" (0 to {len(texts) - 1})" if texts else "")
+                + f"; the label names claim {label.claim}."
+            )
+        if label.fingerprint is not None and label.fingerprint != row_fingerprint(label.id, *found):
+            raise DataError(
+                f"{where}: row {label.id!r} is not the row that was labelled: its claims in the "
+                "results differ from the ones on the labelling page (the row's fingerprint was "
+                f"{label.fingerprint}). The results were written again (a rerun?) after the page "
+                "was made; make a new page with ragmeter label and label it."
+            )
+
+
+def _check_sample(run: ScoreTable, labels: LabelSet) -> None:
+    """The labels file's first line against the run: the input it was made on and how many
+    rows its sample was drawn from."""
+    meta = labels.meta
+    recorded = run.info.get("input") if isinstance(run.info, Mapping) else None
+    sha = recorded.get("sha256") if isinstance(recorded, Mapping) else None
+    said = meta.get("input")
+    if isinstance(said, str) and isinstance(sha, str) and not sha.startswith(said):
+        raise DataError(
+            f"{labels.path}: the labels were made on a run of another input (its fingerprint "
+            f"{said}, this run's {sha[:16]}). Calibrate the run the labels were made on, or "
+            "label this one."
+        )
+    metric, of_rows = meta.get("metric"), meta.get("of_rows")
+    if not isinstance(metric, str) or isinstance(of_rows, bool) or not isinstance(of_rows, int):
+        return
+    if metric not in run.metrics:
+        raise DataError(
+            f"{labels.path}: the labels were drawn from the rows with a {metric} score, and "
+            f"this run has no {metric}. Calibrate the run the labels were made on."
+        )
+    here = len(run.column(metric).positions)
+    if here != of_rows:
+        raise DataError(
+            f"{labels.path}: the labels' sample was drawn from {of_rows} rows with a {metric} "
+            f"score (its first line's 'of_rows'), and this run has {here}: they were made on "
+            "another run (or this one was written again since), so they are no random sample "
+            "of its rows. Calibrate the run they were made on, or label this one."
+        )
+
+
+def _design(
+    run: ScoreTable,
+    labels: LabelSet,
+    kept: Sequence[RowLabel | ClaimLabel],
+    find: Callable,
+    target_width: float | None,
+) -> tuple[_Design, list[str]]:
+    """The labelled rows' inclusion probabilities (one per row), scaled by the share of the
+    drawn rows that were labelled when the file says how many were drawn."""
+    refused = labels.refusal()
+    if not labels.weighted or refused:
+        return _Design(refused=refused, target_width=target_width), []
+    probability: dict[int, float] = {}
+    line_of: dict[int, int] = {}
+    for label in kept:
+        pos = find(label.id, f"{labels.path}, line {label.line}")
+        p = label.probability
+        if p is None:
+            raise DataError(
+                f"{labels.path}, line {label.line}: the rows were drawn by "
+                f"{labels.selection!r}, and this label gives no 'probability'."
+            )
+        if pos in probability and probability[pos] != p:
+            raise DataError(
+                f"{labels.path}, lines {line_of[pos]} and {label.line}: row {label.id!r} has two "
+                f"inclusion probabilities, {probability[pos]!r} and {p!r}; a row is drawn once."
+            )
+        probability[pos], line_of[pos] = p, label.line
+    notes = []
+    drawn = labels.meta.get("drawn")
+    if isinstance(drawn, int) and not isinstance(drawn, bool) and 0 < len(probability) < drawn:
+        share = len(probability) / drawn
+        probability = {pos: p * share for pos, p in probability.items()}
+        notes.append(
+            f"{len(probability)} of the {drawn} rows drawn were labelled: each row's probability "
+            f"is taken times {share:.3f}, which holds when the rows left unlabelled were left "
+            "at random (not, say, the hard ones)."
+        )
+    return _Design(refused, probability, target_width), notes
+
+
+def calibrate_run(
+    run: Run | ScoreTable, labels: LabelSet, *, target_width: float | None = None
+) -> Calibration:
     """Calibrate every metric of ``run`` that ``labels`` cover (see the module docstring).
 
     Raises :class:`~ragmeter.errors.DataError` naming the line for a label whose row, claim
-    or metric the run does not have. Labels from a non-random selection (``stratified``)
-    give agreement and bias but no labels-only or calibrated mean (``refused`` says why).
+    or metric the run does not have, whose row failed or has other claims than when it was
+    labelled, that names a row id several rows share, or that contradicts another label of
+    the same thing by the same labeller; and for labels made on another run. A label repeated
+    word for word counts once. Labels from a non-random selection (``stratified``) give
+    agreement and bias but no labels-only or calibrated mean (``refused`` says why). With
+    ``target_width``, each metric's ``budget`` says about how many labelled rows bring its
+    calibrated interval to that width.
     """
     if isinstance(run, Run):
         run = ScoreTable.from_run(run)
+    if target_width is not None and not (
+        isinstance(target_width, int | float) and target_width > 0.0
+    ):
+        raise DataError(f"The target width must be a number > 0. Got {target_width!r}.")
     find = _row_lookup(run, labels.key)
-    refused = labels.refusal()
+    _check_sample(run, labels)
+    kept, repeats = _deduplicated([*labels.rows, *labels.claims], find, labels.path)
+    design, notes = _design(run, labels, kept, find, target_width)
     by_metric: dict[str, list[RowLabel]] = defaultdict(list)
-    for label in labels.rows:
+    claim_labels = [label for label in kept if isinstance(label, ClaimLabel)]
+    for label in kept:
+        if not isinstance(label, RowLabel):
+            continue
         if label.metric not in run.metrics:
             known = list(run.metrics)
             close = difflib.get_close_matches(label.metric, known, n=3)
@@ -619,15 +936,14 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
         by_metric[label.metric].append(label)
     out: dict[str, MetricCalibration] = {}
     for metric, group in by_metric.items():
-        out[metric] = _row_level(run, metric, group, find, refused, labels.path)
-    if labels.claims:
-        positions = {find(label.id, f"{labels.path}, line {label.line}") for label in labels.claims}
+        out[metric] = _row_level(run, metric, group, find, design, labels.path)
+    if claim_labels:
+        positions = {find(label.id, f"{labels.path}, line {label.line}") for label in claim_labels}
         details = _details_of(run, positions)
+        _check_claim_labels(run, labels, claim_labels, details, find)
         for metric in CLAIM_METRICS:
             if metric in run.metrics and metric not in out:
-                found = _claim_level(
-                    run, metric, labels.claims, details, find, refused, labels.path
-                )
+                found = _claim_level(run, metric, claim_labels, details, find, design, labels.path)
                 if found is not None:
                     out[metric] = found
         if not any(m.level == "claims" for m in out.values()):
@@ -636,12 +952,14 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
                 "its claim details). Claim labels calibrate "
                 f"{', '.join(CLAIM_METRICS)}; run one of them with the labelled rows."
             )
-    notes = []
+    if repeats:
+        notes.append(
+            f"{repeats} label line(s) repeat an earlier one word for word (the same row or "
+            "claim, labeller and label) and are counted once."
+        )
     read = {kind for m in out for kind in CLAIM_METRICS.get(m, ("", ()))[1]}
     unused = Counter(
-        _kind_name((c.source, c.against))
-        for c in labels.claims
-        if (c.source, c.against) not in read
+        _kind_name((c.source, c.against)) for c in claim_labels if (c.source, c.against) not in read
     )
     for kind, count in unused.items():
         notes.append(
@@ -652,8 +970,8 @@ def calibrate_run(run: Run | ScoreTable, labels: LabelSet) -> Calibration:
             f"{labels.path} does not say how its rows were chosen; they are taken as a uniform "
             "random sample of the run's rows (estimates are valid only if they are)."
         )
-    if refused:
-        notes.append(f"No labels-only or calibrated mean: {refused}")
+    if design.refused:
+        notes.append(f"No labels-only or calibrated mean: {design.refused}")
     return Calibration(out, labels.selection, labels.path, tuple(notes))
 
 
@@ -665,10 +983,10 @@ def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
     (``evaluate(labels=...)``), keyed by metric; ``{}`` when either has no calibration.
 
     Paired when both runs labelled the same rows (by id, else index) for the metric, at least
-    two of them: PPI++ on the per-row differences, ``Y = Y_B - Y_A`` on the rows labelled in
-    both and ``f = f_B - f_A`` on every row both runs scored. Otherwise unpaired: the
-    difference of the two calibrated means, its variance the sum of theirs (from each
-    interval's half-width). A run whose labels were refused gives no difference.
+    :data:`ppi.MIN_LABELLED_ROWS` of them: PPI++ on the per-row differences,
+    ``Y = Y_B - Y_A`` on the rows labelled in both and ``f = f_B - f_A`` on every row both
+    runs scored. Otherwise unpaired: the difference of the two calibrated means, its variance
+    the sum of theirs (from each interval's half-width). A run whose labels were refused gives no difference.
     """
     run_a = a if isinstance(a, Run) else _as_table_run(a)
     run_b = b if isinstance(b, Run) else _as_table_run(b)
@@ -699,11 +1017,15 @@ def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
             "n_shared_labels": len(shared),
             "judge": _interval(ppi.judge_mean(f_all) if f_all.size else None),
         }
-        if len(shared) >= 2 and f_all.size:
+        if len(shared) >= ppi.MIN_LABELLED_ROWS and f_all.size:
             y = np.array([yb[k] - ya[k] for k in shared])
             f_lab = np.array([fb[k] - fa[k] for k in shared])
             entry["paired"] = True
-            entry["calibrated"] = _interval(ppi.ppi_mean(y, f_lab, f_all))
+            # Differences of two metrics in [lo, hi] lie in a range twice as wide.
+            floor = ppi.spread_floor(
+                len(shared), 2.0, verdicts=bool(np.isin(y, (-1.0, 0.0, 1.0)).all())
+            )
+            entry["calibrated"] = _interval(ppi.ppi_mean(y, f_lab, f_all, floor=floor))
         else:
             half_a = (ca["ci"][1] - ca["ci"][0]) / 2
             half_b = (cb["ci"][1] - cb["ci"][0]) / 2

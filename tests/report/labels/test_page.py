@@ -143,7 +143,12 @@ def test_a_metric_with_answer_and_reference_claims_shows_both(reference_run):
     page = build_label_page(reference_run, sample=1, seed=0, metric="noise_sensitivity_relevant")
     row = page.payload["rows"][0]
     assert len(row["claims"]) == 3 and len(row["reference_claims"]) == 3
-    assert page.items == 6
+    # Noise sensitivity reads answer claims against the reference and against the contexts:
+    # each answer claim is asked both ways, then the reference claims once.
+    assert page.payload["answer_against"] == ["reference", "contexts"]
+    assert page.items == 3 * 2 + 3
+    # The spans of the references that the answer claims' reference verdicts rest on.
+    assert sorted(row["precision_marks"]) == [[0, 0, 30, 0], [1, 0, 20, 1]]
 
 
 def test_the_label_command_writes_the_page_and_says_what_it_holds(labelled_run, tmp_path):

@@ -18,7 +18,10 @@ def labels(blob: bytes, **selection) -> list[dict]:
     text = blob.decode("utf-8")
     assert text.endswith("\n")
     first, *lines = (json.loads(line) for line in text.splitlines())
-    assert first == selection
+    assert {k: first.get(k) for k in selection} == selection
+    # The rest of the first line ties the labels to the run (calibrate checks them).
+    assert set(first) - set(selection) <= {"metric", "drawn", "fingerprint", "input"}
+    assert len(first["fingerprint"]) == 16 and first["drawn"] >= len({g["id"] for g in lines})
     return lines
 
 
@@ -74,7 +77,16 @@ def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, br
         (ids[2], 1, "not_supported"),
     ]
     for line in got:
-        assert set(line) == {"id", "claim", "label", "source", "labeller", "time", "selection"}
+        assert set(line) == {
+            "id",
+            "claim",
+            "label",
+            "source",
+            "labeller",
+            "time",
+            "selection",
+            "fingerprint",
+        }
         assert line["source"] == "answer"
         assert line["selection"] == "uniform"
         assert line["labeller"] == "ana"

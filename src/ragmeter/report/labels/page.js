@@ -81,8 +81,17 @@
 
   function keyOf(row, part) { return JSON.stringify([row.id, part]); }
 
-  // The mark token of a claim: "a0" for answer claim 0, "r0" for reference claim 0.
-  function token(source, claim) { return (source === "reference" ? "r" : "a") + claim; }
+  // The mark token of a claim: "a0" for answer claim 0 against the contexts, "p0" for answer
+  // claim 0 against the reference answers, "r0" for reference claim 0.
+  function token(source, claim, against) {
+    if (source === "reference") return "r" + claim;
+    return (against === "reference" ? "p" : "a") + claim;
+  }
+  var ANSWER_AGAINST = data.answer_against || ["contexts"];
+  var QUESTION = {
+    contexts: "do the contexts support it?",
+    reference: "does a reference answer state it?"
+  };
 
   function header() {
     var head = el("header");
@@ -91,14 +100,22 @@
       ? el("p", "warn", "Stratified sample by " + data.metric + " score band, for looking " +
         "only: its labels are marked \"selection\": \"stratified\" and are never used for " +
         "estimates.")
+      : data.selection === "uncertainty"
+      ? el("p", null, "A sample of " + data.rows.length + " of the " + data.population +
+        " rows with a " + data.metric + " score drawn by the judge's uncertainty (about " +
+        data.sample + " asked for, seed " + data.seed + "): rows where the judge is unsure " +
+        "are more likely to be here, and each row's probability goes with its labels, so " +
+        "they can calibrate the judge's estimates.")
       : el("p", null, "A uniform random sample of " + data.rows.length + " of the " +
         data.population + " rows with a " + data.metric + " score (seed " + data.seed +
         "): its labels can calibrate the judge's estimates.");
     note.id = "selection";
     head.appendChild(note);
     head.appendChild(el("p", null, CLAIMS
-      ? "For each claim of the answer: do the contexts support it? For each claim of the " +
-        "reference answers: " + (data.reference_against === "contexts"
+      ? "For each claim of the answer: " + ANSWER_AGAINST.map(function (a) {
+        return QUESTION[a];
+      }).join(" And ") + " For each claim of the reference answers: " +
+        (data.reference_against === "contexts"
           ? "do the contexts support it?" : "does the answer state it?") +
         " Marked spans are where the judge looked."
       : "Give each row the " + data.metric + " score you judge right, between " + lo +
@@ -122,6 +139,11 @@
     var status = el("span");
     status.id = "status";
     bar.appendChild(status);
+    if (data.target_width) {
+      var budget = el("span");
+      budget.id = "budget";
+      bar.appendChild(budget);
+    }
     bar.appendChild(el("span", "keys", CLAIMS
       ? "keys: s supported · n not supported · u can't tell · x clear · j next · k previous"
       : "keys: 1–5 score " + STEPS.join(" / ") + " · x clear · j next · k previous · " +
@@ -175,14 +197,20 @@
     item.input = input;
   }
 
-  function addItem(row, claim, container, text, source) {
-    var item = { n: items.length, row: row, claim: claim, source: source || "answer" };
-    // Answer claims keep the keys pages before reference claims saved them under.
+  function addItem(row, claim, container, text, source, against) {
+    var item = {
+      n: items.length, row: row, claim: claim, source: source || "answer",
+      against: against || (source === "reference" ? data.reference_against : "contexts")
+    };
+    // Answer claims against the contexts keep the keys pages before the others saved them
+    // under.
     item.key = keyOf(row, !CLAIMS ? data.metric
-      : item.source === "reference" ? "r" + claim : claim);
+      : item.source === "reference" ? "r" + claim
+      : item.against === "reference" ? "p" + claim : claim);
     var node = el("div", "item");
     node.setAttribute("data-item", String(item.n));
     node.setAttribute("data-source", item.source);
+    node.setAttribute("data-against", item.against);
     node.appendChild(el("span", "n", CLAIMS ? String(claim + 1) : ""));
     node.appendChild(el("span", "txt", text));
     var buttons = el("span", "choices");
@@ -205,8 +233,11 @@
       return [m[0], m[1], m[2], token("reference", m[3])];
     });
     var ctxMarks = row.marks.map(function (m) {
-      return [m[0], m[1], m[2], token("answer", m[3])];
+      return [m[0], m[1], m[2], token("answer", m[3], "contexts")];
     }).concat(toContexts ? refMarks : []);
+    var precisionMarks = (row.precision_marks || []).map(function (m) {
+      return [m[0], m[1], m[2], token("answer", m[3], "reference")];
+    });
     if (row.answer !== null) {
       field(card, "answer", marked(row.answer, toContexts ? [] : refMarks
         .map(function (m) { return [m[1], m[2], m[3]]; })));
@@ -216,7 +247,8 @@
       row.references.forEach(function (text, j) {
         var box = el("div", "ctx");
         box.appendChild(el("b", null, "reference " + j + ": "));
-        box.appendChild(el("span", "txt", text));
+        box.appendChild(marked(text, precisionMarks.filter(function (m) { return m[0] === j; })
+          .map(function (m) { return [m[1], m[2], m[3]]; })));
         refs.appendChild(box);
       });
       field(card, "reference answers", refs);
@@ -242,9 +274,19 @@
     var box = el("div");
     var refClaims = row.reference_claims || [];
     if (CLAIMS) {
-      row.claims.forEach(function (claim, i) { addItem(row, i, box, claim, "answer"); });
-      if (!row.claims.length && !refClaims.length) box.appendChild(el("i", null, "(no claims)"));
-      if (row.claims.length || !refClaims.length) field(card, "claims", box);
+      var several = ANSWER_AGAINST.length > 1 || ANSWER_AGAINST[0] !== "contexts";
+      ANSWER_AGAINST.forEach(function (against, k) {
+        var claimBox = k === 0 ? box : el("div");
+        row.claims.forEach(function (claim, i) {
+          addItem(row, i, claimBox, claim, "answer", against);
+        });
+        if (!row.claims.length && !refClaims.length && k === 0) {
+          claimBox.appendChild(el("i", null, "(no claims)"));
+        }
+        if (row.claims.length || (!refClaims.length && k === 0)) {
+          field(card, several ? "claims (" + QUESTION[against] + ")" : "claims", claimBox);
+        }
+      });
       if (refClaims.length) {
         var refBox = el("div");
         refClaims.forEach(function (claim, i) {
@@ -277,6 +319,55 @@
     var node = document.getElementById("progress");
     node.textContent = done + " of " + items.length + " labelled";
     node.className = done === items.length && items.length ? "done" : "";
+    budget();
+  }
+
+  // Each labelled row's value as the people's labels give it (a row's score, or the share of
+  // its labelled claims of the first kind called supported), beside the judge's score.
+  function rowValues() {
+    var out = [];
+    data.rows.forEach(function (row) {
+      var mine = items.filter(function (item) {
+        return item.row === row && state.labels[item.key] && (!CLAIMS ||
+          (item.source === "answer" && row.claims.length
+            ? item.against === ANSWER_AGAINST[0] : item.source === "reference"));
+      });
+      var values = mine.map(function (item) {
+        var saved = state.labels[item.key];
+        return CLAIMS ? { supported: 1, not_supported: 0 }[saved.label] : saved.value;
+      }).filter(function (v) { return v !== undefined; });
+      if (!values.length) return;
+      var sum = values.reduce(function (a, b) { return a + b; }, 0);
+      out.push([sum / values.length, row.judge]);
+    });
+    return out;
+  }
+
+  // How near the labels so far bring a calibrated interval to the target width: the spread
+  // of the people's values minus the judge's (the error the judge's scores leave), over the
+  // labelled rows; a rough figure (calibrate gives the exact one).
+  function budget() {
+    var node = document.getElementById("budget");
+    if (!node) return;
+    var pairs = rowValues().filter(function (p) { return typeof p[1] === "number"; });
+    var n = pairs.length;
+    var target = data.target_width;
+    if (n < 3) {
+      node.textContent = "target width " + target + ": label 3 rows or more to see how far";
+      return;
+    }
+    var d = pairs.map(function (p) { return p[0] - p[1]; });
+    var mean = d.reduce(function (a, b) { return a + b; }, 0) / n;
+    var variance = d.reduce(function (a, b) { return a + (b - mean) * (b - mean); }, 0) /
+      (n - 1);
+    variance = Math.max(variance, (hi - lo) * (hi - lo) / ((n + 1) * (n + 1)));
+    var width = 2 * 1.96 * Math.sqrt(variance / n);
+    var needed = Math.max(10, Math.ceil(variance * Math.pow(2 * 1.96 / target, 2)));
+    node.textContent = "about " + width.toFixed(3) + " wide from " + n + " labelled rows; " +
+      (width <= target ? "target width " + target + " reached"
+        : "target width " + target + ": about " + needed + " labelled rows in all (" +
+          Math.max(0, needed - n) + " more)");
+    node.className = width <= target ? "done" : "";
   }
 
   function setLabel(item, value) {
@@ -305,7 +396,7 @@
     item.el.classList.add("cur");
     if (CLAIMS) {
       var card = item.el.closest("section");
-      var mine = token(item.source, item.claim);
+      var mine = token(item.source, item.claim, item.against);
       card.querySelectorAll('mark[data-c*=" ' + mine + ' "]').forEach(function (m) {
         m.classList.add("on");
       });
@@ -325,6 +416,7 @@
       out.label = saved.label;
       out.source = item.source;
       if (item.source === "reference") out.against = data.reference_against || "answer";
+      else if (item.against === "reference") out.against = "reference";
     } else {
       out.metric = data.metric;
       out.value = saved.value;
@@ -333,6 +425,8 @@
     if (who) out.labeller = who;
     out.time = saved.time;
     out.selection = data.selection;
+    if (data.selection === "uncertainty") out.probability = item.row.probability;
+    out.fingerprint = item.row.fingerprint;
     return JSON.stringify(out);
   }
 
@@ -348,10 +442,14 @@
     }
     // First, how the rows were chosen (the line without an id that label readers look for).
     // "key": whether the ids are the rows' ids or their indexes (the reader looks up by it).
-    lines.unshift(JSON.stringify({
-      selection: data.selection, sample: data.rows.length, seed: data.seed,
-      of_rows: data.population, key: data.row_key
-    }));
+    // "fingerprint" ties the labels to the rows and claims they were given on.
+    var first = {
+      selection: data.selection, sample: data.sample, seed: data.seed,
+      of_rows: data.population, key: data.row_key, metric: data.metric,
+      drawn: data.rows.length, fingerprint: data.fingerprint
+    };
+    if (data.input) first.input = data.input;
+    lines.unshift(JSON.stringify(first));
     var blob = new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" });
     var link = document.createElement("a");
     link.href = URL.createObjectURL(blob);

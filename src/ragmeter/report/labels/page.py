@@ -51,12 +51,17 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import ConfigError, DataError, RagmeterError, param
+from ragmeter.io.labels import row_fingerprint, sample_fingerprint
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.io.redact import redact_everywhere, secret_env_values
+from ragmeter.report.calibration import CLAIM_METRICS
 from ragmeter.report.labels.sample import (
     STRATIFIED,
+    UNCERTAINTY,
     UNIFORM,
+    row_uncertainty,
     stratified_sample,
+    uncertainty_sample,
     uniform_sample,
 )
 from ragmeter.report.load import (
@@ -71,11 +76,17 @@ from ragmeter.report.load import (
 __all__ = [
     "CLAIM_LABELS",
     "DEFAULT_METRIC",
+    "STRATEGIES",
     "LabelPage",
     "build_label_page",
     "render_label_page",
+    "selection_lines",
     "write_label_page",
+    "write_selection",
 ]
+
+#: How rows are drawn for estimates: uniformly, or favouring the judge's uncertain verdicts.
+STRATEGIES = (UNIFORM, UNCERTAINTY)
 
 #: The claim labels the page writes, as the export spells them.
 CLAIM_LABELS = ("supported", "not_supported", "unsure")
@@ -104,6 +115,24 @@ class LabelPage:
     items: int
     #: Why the rows show no texts, when the input could not be read (else ``None``).
     missing_texts: str | None = None
+
+    def header(self) -> dict[str, Any]:
+        """The first line of the page's export and of ``--selection-out``: how the rows were
+        chosen, from how many, and the fingerprints that tie the labels to this run."""
+        p = self.payload
+        out = {
+            "selection": p["selection"],
+            "sample": p["sample"],
+            "seed": p["seed"],
+            "of_rows": p["population"],
+            "key": p["row_key"],
+            "metric": p["metric"],
+            "drawn": len(p["rows"]),
+            "fingerprint": p["fingerprint"],
+        }
+        if p.get("input"):
+            out["input"] = p["input"]
+        return out
 
 
 def _text(value: Any, env: list[str]) -> tuple[str | None, bool]:
@@ -163,8 +192,9 @@ def _marks(
     claim: Mapping[str, Any], claim_index: int, against: str = "contexts"
 ) -> list[list[int]]:
     """``[text, start, end, claim]`` for every span the claim's verdict rests on: in the
-    contexts (``text`` the context's index) or, for ``against="answer"``, in the answer
-    (``text`` 0)."""
+    contexts (``text`` the context's index), for ``against="answer"`` in the answer (``text``
+    0), for ``against="references"`` in the reference answers (``text`` the reference's
+    index)."""
     evidence = claim.get("evidence")
     relation = evidence.get(against) if isinstance(evidence, Mapping) else None
     cells = relation.get("rests_on") if isinstance(relation, Mapping) else None
@@ -218,12 +248,30 @@ def build_label_page(
     metric: str | None = None,
     stratified: bool = False,
     data: Any = None,
+    strategy: str = UNIFORM,
+    target_width: float | None = None,
 ) -> LabelPage:
     """The page's content for ``sample`` rows of the run in ``results`` (see the module's
     docstring). Rows with a defined score of the metric are the ones sampled; ``data`` is the
-    input the run scored (default: the file its run record names, when unchanged)."""
+    input the run scored (default: the file its run record names, when unchanged).
+    ``strategy="uncertainty"`` draws about ``sample`` rows, each with its own probability
+    (:func:`ragmeter.report.labels.sample.uncertainty_sample`); ``target_width`` makes the
+    page show how near its labels bring the interval to that width."""
     if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
         raise ConfigError(f"{param('sample')} must be an integer >= 1. Got {sample!r}.")
+    if strategy not in STRATEGIES:
+        raise ConfigError(
+            f"{param('strategy')} must be one of {', '.join(STRATEGIES)}. Got {strategy!r}."
+        )
+    if stratified and strategy != UNIFORM:
+        raise ConfigError(
+            f"{param('stratified')} draws by score band for looking; {param('strategy')} "
+            f"{strategy} draws for estimates. Give one of them."
+        )
+    if target_width is not None and not (
+        isinstance(target_width, int | float) and 0.0 < target_width < float("inf")
+    ):
+        raise ConfigError(f"{param('target_width')} must be a number > 0. Got {target_width!r}.")
     results = Path(results)
     run = load_run(results, keep_details=False)
     name = _choose_metric(run, metric)
@@ -235,12 +283,25 @@ def build_label_page(
             f"label. Pick another metric with {param('metric')}."
         )
     indices = [run.rows[p].index for p in column.positions]
+    kinds = CLAIM_METRICS.get(name, ("answer", (("answer", "contexts"),)))[1]
+    probabilities: dict[int, float] = {}
     if stratified:
         chosen = stratified_sample(
             indices, column.values, sample, seed=seed, lower=info.lower, upper=info.upper
         )
+    elif strategy == UNCERTAINTY:
+        every = read_details(results, indices)
+        spread = [
+            row_uncertainty(
+                every.get(i, {}).get(name), v, against=kinds, bounds=(info.lower, info.upper)
+            )
+            for i, v in zip(indices, column.values, strict=True)
+        ]
+        chosen, probabilities = uncertainty_sample(indices, spread, sample, seed=seed)
     else:
         chosen = uniform_sample(indices, sample, seed=seed)
+        share = min(1.0, sample / len(indices))
+        probabilities = dict.fromkeys(indices, share)
     by_index = {row.index: row for row in run.rows}
     details = read_details(results, chosen)
     claims = {i: _claims(details.get(i, {}).get(name)) for i in chosen}
@@ -250,25 +311,46 @@ def build_label_page(
     texts, missing = _inputs(run, results, chosen, data)
     key_name, ids = _row_ids(run)
     against = REFERENCE_AGAINST.get(name, "answer")
+    answer_against = [what for source, what in kinds if source == "answer"] or ["contexts"]
     env = secret_env_values()
+    scores = dict(zip(indices, column.values, strict=True))
     rows = []
     items = 0
     for index in chosen:
         row = by_index[index]
-        rows.append(
-            _page_row(
-                row,
-                ids[index],
-                texts.get(index, {}),
-                (claims[index], references[index], against) if kind == "claims" else None,
-                env,
-            )
+        shown = _page_row(
+            row,
+            ids[index],
+            texts.get(index, {}),
+            (claims[index], references[index], against) if kind == "claims" else None,
+            env,
         )
-        shown = rows[-1]
-        items += len(shown["claims"]) + len(shown["reference_claims"]) if kind == "claims" else 1
-    selection = STRATIFIED if stratified else UNIFORM
+        shown["fingerprint"] = row_fingerprint(
+            ids[index],
+            *(
+                (
+                    [str(c.get("claim", "")) for c in claims[index] or ()],
+                    [str(c.get("claim", "")) for c in references[index] or ()],
+                )
+                if kind == "claims" and (claims[index] is not None or references[index])
+                else (None, None)
+            ),
+        )
+        shown["judge"] = scores[index]
+        if probabilities:
+            shown["probability"] = round(probabilities[index], 6)
+        rows.append(shown)
+        if kind == "claims":
+            items += len(shown["claims"]) * len(answer_against) + len(shown["reference_claims"])
+        else:
+            items += 1
+    selection = STRATIFIED if stratified else strategy
+    recorded = run.info.get("input")
+    input_sha = recorded.get("sha256") if isinstance(recorded, Mapping) else None
+    input_sha = input_sha[:16] if isinstance(input_sha, str) else None
+    fingerprint = sample_fingerprint(name, input_sha, [r["fingerprint"] for r in rows])
     key = hashlib.sha256(
-        json.dumps([str(results.resolve()), name, selection, seed, chosen]).encode()
+        json.dumps([str(results.resolve()), name, selection, seed, chosen, fingerprint]).encode()
     ).hexdigest()[:16]
     payload = {
         "key": f"ragmeter-labels:{key}",
@@ -277,11 +359,16 @@ def build_label_page(
         "description": info.description,
         "kind": kind,
         "row_key": key_name,
+        "answer_against": answer_against,
         "reference_against": against,
         "selection": selection,
+        "sample": sample,
         "seed": seed,
         "population": len(indices),
         "range": [info.lower, info.upper],
+        "fingerprint": fingerprint,
+        "input": input_sha,
+        "target_width": target_width,
         "rows": rows,
     }
     return LabelPage(payload=payload, rows=len(rows), items=items, missing_texts=missing)
@@ -308,27 +395,33 @@ def _page_row(
         intact.append(same)
     answer_claims, reference_claims, against = claims or (None, None, "answer")
 
+    references: list[str] = []
+    references_intact: list[bool] = []
+    if answer_claims or reference_claims:
+        for reference in given.get("reference_answers", row.reference_answers) or ():
+            text, same = _text(reference, env)
+            references.append(text or "")
+            references_intact.append(same)
+
     def fits(mark: list[int], target: str) -> bool:
         j, end = mark[0], mark[2]
         if target == "answer":
             return j == 0 and answer is not None and answer_intact and end <= len(answer)
+        if target == "references":
+            return j < len(references) and references_intact[j] and end <= len(references[j])
         return j < len(contexts) and intact[j] and end <= len(contexts[j])
 
-    shown, marks = [], []
+    shown, marks, precision_marks = [], [], []
     for i, claim in enumerate(answer_claims or ()):
         text, _ = _text(claim.get("claim", ""), env)
         shown.append(text or "")
         marks += [m for m in _marks(claim, i) if fits(m, "contexts")]
+        precision_marks += [m for m in _marks(claim, i, "references") if fits(m, "references")]
     shown_refs, ref_marks = [], []
     for i, claim in enumerate(reference_claims or ()):
         text, _ = _text(claim.get("claim", ""), env)
         shown_refs.append(text or "")
         ref_marks += [m for m in _marks(claim, i, against) if fits(m, against)]
-    references = []
-    if reference_claims:
-        for reference in given.get("reference_answers", row.reference_answers) or ():
-            text, _ = _text(reference, env)
-            references.append(text or "")
     return {
         "id": row_id,
         "index": row.index,
@@ -338,6 +431,7 @@ def _page_row(
         "more_contexts": max(0, len(raw_contexts or ()) - MAX_CONTEXTS),
         "claims": shown,
         "marks": marks,
+        "precision_marks": precision_marks,
         "references": references,
         "reference_claims": shown_refs,
         "reference_marks": ref_marks,
@@ -370,31 +464,20 @@ def render_label_page(page: LabelPage) -> str:
     )
 
 
-def write_label_page(
-    results: str | os.PathLike[str],
-    out: str | os.PathLike[str],
-    *,
-    sample: int,
-    seed: int = 0,
-    metric: str | None = None,
-    stratified: bool = False,
-    data: Any = None,
-) -> LabelPage:
-    """Write the labelling page of ``sample`` rows of ``results`` to ``out`` (see
-    :func:`build_label_page`); returns what it holds."""
-    inputs: dict[str, Any] = {
-        "RESULTS": results,
-        "the run record of RESULTS": sidecar_path(results),
-    }
-    if isinstance(data, str | os.PathLike):
-        inputs[param("data")] = data
-    check_outputs(inputs, {param("out"): out})
-    page = build_label_page(
-        results, sample=sample, seed=seed, metric=metric, stratified=stratified, data=data
-    )
-    text = render_label_page(page)
-    make_parent(out)
-    target = Path(out)
+def selection_lines(page: LabelPage) -> list[dict[str, Any]]:
+    """The drawn rows as ``--selection-out`` writes them: the page's header (how the rows were
+    chosen; :meth:`LabelPage.header`), then one object per row with its ``id``, its inclusion
+    probability and its fingerprint. Add ``metric`` and ``value`` (or ``claim`` and ``label``)
+    to each row's object and the file is a labels file ``ragmeter calibrate`` reads."""
+    out = [page.header()]
+    for row in page.payload["rows"]:
+        line = {"id": row["id"], "probability": row.get("probability")}
+        line["fingerprint"] = row["fingerprint"]
+        out.append(line)
+    return out
+
+
+def _write_atomically(target: Path, text: str) -> None:
     part = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
         part.write_text(text, encoding="utf-8", errors="replace")
@@ -402,4 +485,54 @@ def write_label_page(
     except BaseException:
         part.unlink(missing_ok=True)
         raise
+
+
+def write_selection(page: LabelPage, out: str | os.PathLike[str]) -> None:
+    """Write :func:`selection_lines` of ``page`` to ``out`` as JSON lines."""
+    make_parent(out)
+    lines = selection_lines(page)
+    _write_atomically(Path(out), "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+
+
+def write_label_page(
+    results: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None,
+    *,
+    sample: int,
+    seed: int = 0,
+    metric: str | None = None,
+    stratified: bool = False,
+    data: Any = None,
+    strategy: str = UNIFORM,
+    target_width: float | None = None,
+    selection_out: str | os.PathLike[str] | None = None,
+) -> LabelPage:
+    """Write the labelling page of ``sample`` rows of ``results`` to ``out`` (see
+    :func:`build_label_page`) and, with ``selection_out``, the drawn rows as JSON lines
+    (:func:`selection_lines`); returns what the page holds. ``out`` may be ``None`` when
+    ``selection_out`` is given (labels made in another tool)."""
+    if out is None and selection_out is None:
+        raise ConfigError(f"Give {param('out')} (the page) or {param('selection_out')}, or both.")
+    inputs: dict[str, Any] = {
+        "RESULTS": results,
+        "the run record of RESULTS": sidecar_path(results),
+    }
+    if isinstance(data, str | os.PathLike):
+        inputs[param("data")] = data
+    check_outputs(inputs, {param("out"): out, param("selection_out"): selection_out})
+    page = build_label_page(
+        results,
+        sample=sample,
+        seed=seed,
+        metric=metric,
+        stratified=stratified,
+        data=data,
+        strategy=strategy,
+        target_width=target_width,
+    )
+    if out is not None:
+        make_parent(out)
+        _write_atomically(Path(out), render_label_page(page))
+    if selection_out is not None:
+        write_selection(page, selection_out)
     return page
