@@ -22,7 +22,7 @@ passage) read from the results' details.
 Run::
 
     PYTHONPATH=src .venv/bin/python bench/verdict_quality.py [--data PATH] [--limit N]
-        [--domains a,b] [--json] [--examples N] [--workers N]
+        [--domains a,b] [--ids a,b] [--json] [--examples N] [--save PATH] [--workers N]
 
 ``PYTHONPATH`` picks which ragmeter is measured: ``src`` for the working tree, or a commit's
 exported ``src`` (``git archive HEAD src | tar -x -C /tmp/head``, then
@@ -63,6 +63,7 @@ TARGETS = (
 def load(
     path: Path, *, limit: int | None = None, domains: Sequence[str] | None = None
 ) -> list[dict]:
+    """The set's rows, those of ``domains`` only when given, the first ``limit`` of them."""
     with path.open(encoding="utf-8") as lines:
         rows = [json.loads(line) for line in lines if line.strip()]
     if domains:
@@ -184,6 +185,31 @@ def measures(rows: list[dict], results: list[dict[str, Any]]) -> dict[str, Any]:
         d: mean(v for v, r in values("claim_precision", one_fact_faithful) if r["domain"] == d)
         for d in domains
     }
+    forms = sorted({r.get("reference_form", "?") for r in rows})
+
+    def of_form(form: str, keep: Callable[[dict], bool]) -> Callable[[dict], bool]:
+        return lambda r: r.get("reference_form", "?") == form and keep(r)
+
+    m["by_reference_form"] = {
+        form: {
+            "one_fact_faithful_rows": len(
+                values("claim_precision", of_form(form, one_fact_faithful))
+            ),
+            "ns_relevant_one_fact": mean(
+                v for v, _ in values("noise_sensitivity_relevant", of_form(form, one_fact_faithful))
+            ),
+            "claim_precision_one_fact": mean(
+                v for v, _ in values("claim_precision", of_form(form, one_fact_faithful))
+            ),
+            "claim_recall_faithful": mean(
+                v for v, _ in values("claim_recall", of_form(form, lambda r: r["faithful"]))
+            ),
+            "claim_recall_undefined": sum(
+                v is None for v, _ in values("claim_recall", of_form(form, lambda r: True))
+            ),
+        }
+        for form in forms
+    }
     m["ns_relevant_faithful_vs_unfaithful"] = {
         "faithful": mean(v for v, r in values("noise_sensitivity_relevant") if r["faithful"]),
         "unfaithful": mean(v for v, r in values("noise_sensitivity_relevant") if not r["faithful"]),
@@ -282,6 +308,24 @@ def print_report(m: dict[str, Any], seconds: float) -> None:
                 ],
             )
             for d in m["ns_relevant_one_fact_by_domain"]
+        ],
+    )
+    _table(
+        "By reference form: one-fact faithful answers, claim_recall on faithful ones, "
+        "claim_recall undefined (all rows)",
+        ["rows", "ns_rel", "c_prec", "c_rec", "c_rec undef"],
+        [
+            (
+                form,
+                [
+                    v["one_fact_faithful_rows"],
+                    v["ns_relevant_one_fact"],
+                    v["claim_precision_one_fact"],
+                    v["claim_recall_faithful"],
+                    v["claim_recall_undefined"],
+                ],
+            )
+            for form, v in m["by_reference_form"].items()
         ],
     )
     fu = m["ns_relevant_faithful_vs_unfaithful"]
@@ -409,7 +453,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--limit", type=int, default=None, help="the first N rows (domains and kinds interleave)"
     )
     parser.add_argument("--domains", default=None, help="comma-separated domains to keep")
+    parser.add_argument("--ids", default=None, help="comma-separated row ids to keep")
     parser.add_argument("--json", action="store_true", help="print the measures as JSON")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        help="write each row's scores as JSON lines (to diff runs)",
+    )
     parser.add_argument("--examples", type=int, default=0, help="the N worst rows per failure type")
     parser.add_argument(
         "--workers", type=int, default=1, help="cores for the offline judge (default 1)"
@@ -418,8 +469,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         parser.error(f"--limit must be >= 1. Got {args.limit}.")
     domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else None
-    rows = load(args.data, limit=args.limit, domains=domains)
+    rows = load(args.data, domains=domains)
+    if args.ids:
+        wanted = {i.strip() for i in args.ids.split(",") if i.strip()}
+        missing = sorted(wanted - {r["id"] for r in rows})
+        if missing:
+            parser.error(f"--ids: no row with id {missing[:5]} in {args.data}.")
+        rows = [r for r in rows if r["id"] in wanted]
+    rows = rows[: args.limit] if args.limit else rows
     results, seconds = score(rows, workers=args.workers)
+    if args.save:
+        with args.save.open("w", encoding="utf-8") as out:
+            for r, res in zip(rows, results, strict=True):
+                keep = (
+                    "id",
+                    "domain",
+                    "kind",
+                    "attribute",
+                    "reference_form",
+                    "faithful",
+                    "one_fact",
+                )
+                record = {k: r.get(k) for k in keep}
+                out.write(json.dumps({**record, "scores": res["scores"]}) + "\n")
     m = measures(rows, results)
     m["seconds"] = round(seconds, 1)
     m["ragmeter"] = str(Path(sys.modules["ragmeter"].__file__).parent)

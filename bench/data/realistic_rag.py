@@ -65,6 +65,7 @@ FIELDS = (
     "faithful",
     "one_fact",
     "attribute",
+    "reference_form",
     "question",
     "contexts",
     "contexts_ids",
@@ -1506,7 +1507,7 @@ COMPANIES = Domain(
             "revenue",
             _revenue,
             [
-                "What was {e}'s annual revenue last year?",
+                "What annual revenue did {e} report last year?",
                 "How much revenue did {e} report last year?",
             ],
             [
@@ -1578,7 +1579,7 @@ COMPANIES = Domain(
     (
         "It also owns a football club in {city}.",
         "It opened a research centre in {city} in {year}.",
-        "It was the first firm in the region to offer a {k}-day working week.",
+        "It was the first firm in the region to offer a four-day working week.",
         "It plans to double its staff by {year}.",
     ),
 )
@@ -1766,6 +1767,25 @@ def _distractors(
     return chosen
 
 
+REFERENCE_FORMS = ("yes_no", "sentence", "list", "number", "term", "phrase")
+
+
+def reference_form(attr: Attr, template: str, reference: str) -> str:
+    """How a reference is written: "yes_no" ("Yes." / "No, it does not."), "sentence"
+    ("X has 262 pages."), "list" ("A, B and C."), "number" (a quantity, year or date: "About
+    70,400."), "term" (a lower-case noun phrase: "endangered."), "phrase" (a capitalised
+    noun phrase: "The River Tosk.", "In Ardmoor.")."""
+    if attr.is_bool:
+        return "yes_no"
+    if "{E}" in template or "{e}" in template or template.startswith("It ") or " is " in template:
+        return "sentence"
+    if "items" in attr.gen(random.Random(0)):  # a list attribute (its own generator, no draw)
+        return "list"
+    if re.search(r"\d", reference):
+        return "number"
+    return "term" if reference[:1].islower() else "phrase"
+
+
 def make_row(
     index: int, domain: Domain, kind: str, pool: list[Entity], rng: random.Random
 ) -> dict[str, Any]:
@@ -1799,7 +1819,8 @@ def make_row(
     gold_id = contexts_ids[[e for e, _ in passages].index(gold)]
 
     ask = _fill(rng.choice(attr.q), {**gold.fields(), **gold_val})
-    reference = _fill(rng.choice(_templates(attr, "ref", gold_val)), {**gold.fields(), **gold_val})
+    ref_template = rng.choice(_templates(attr, "ref", gold_val))
+    reference = _fill(ref_template, {**gold.fields(), **gold_val})
 
     if kind == "faithful":
         answer = _answer(domain, gold, attr, gold_val, rng)
@@ -1841,6 +1862,7 @@ def make_row(
         "faithful": kind in FAITHFUL_KINDS,
         "one_fact": kind in ONE_FACT_KINDS,
         "attribute": attr.name,
+        "reference_form": reference_form(attr, ref_template, reference),
         "question": ask,
         "contexts": contexts,
         "contexts_ids": contexts_ids,
@@ -1881,6 +1903,8 @@ def validate(row: dict[str, Any]) -> list[str]:
         n = len(text.split())
         if not MIN_WORDS <= n <= MAX_WORDS:
             problems.append(f"a passage of {n} words (want {MIN_WORDS}-{MAX_WORDS})")
+    if row["reference_form"] not in REFERENCE_FORMS:
+        problems.append(f"unknown reference_form {row['reference_form']!r}")
     if row["kind"] not in KINDS:
         problems.append(f"unknown kind {row['kind']!r}")
     elif row["faithful"] != (row["kind"] in FAITHFUL_KINDS):
