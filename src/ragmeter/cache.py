@@ -27,7 +27,6 @@ import os
 import sqlite3
 import threading
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,6 +107,17 @@ def _private_file(path: Path) -> None:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
+#: Warnings said in this process: each is said once (on the ``ragmeter`` logger only, not
+#: also as a Python warning: the command line printed both).
+_SAID: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _SAID:
+        _SAID.add(message)
+        log.warning(message)
+
+
 def _checksum(reply: str) -> str:
     return hashlib.sha256(reply.encode("utf-8")).hexdigest()
 
@@ -144,8 +154,7 @@ class JudgeCache:
             f"Delete the file, give {param('cache_path')} another path, or turn the cache off "
             f"({param('use_cache', 'use_cache=False')})."
         )
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
-        log.warning(message)
+        _warn_once(message)
         if self._conn is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
@@ -187,7 +196,10 @@ class JudgeCache:
         found: dict[str, str] = {}
         for key, reply, checksum in rows:
             if not isinstance(reply, str) or _checksum(reply) != checksum:
-                log.warning("Judge cache entry %s fails its checksum; ignoring it.", key)
+                _warn_once(
+                    f"Judge cache entries in {self.path} fail their checksum (the first: "
+                    f"{key}); they are ignored and computed again."
+                )
                 continue
             found[key] = reply
         return found

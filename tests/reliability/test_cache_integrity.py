@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
 import threading
-import warnings
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -81,14 +81,15 @@ def test_switching_model_or_judge_id_never_reuses_a_reply_and_another_address_do
 
 
 def test_a_garbage_cache_file_is_bypassed_with_a_warning_and_scores_stay_right(
-    server: TestServer, samples: Any, tmp_path: Path
+    server: TestServer, samples: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     data = samples(10)
     reference, calls = run(server, data, None)
     garbage = tmp_path / "garbage.sqlite3"
     garbage.write_bytes(os.urandom(64 * 1024))
-    with pytest.warns(RuntimeWarning, match=r"is not used.*\(use_cache=False\)"):
+    with caplog.at_level("WARNING", logger="ragmeter"):
         scores, garbage_calls = run(server, data, garbage)
+    assert re.search(r"is not used.*\(use_cache=False\)", caplog.text)
     assert scores == reference
     assert garbage_calls == calls
 
@@ -109,6 +110,9 @@ def test_a_garbage_cache_file_is_bypassed_with_a_warning_and_scores_stay_right(
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "is not used" in proc.stderr and str(garbage) in " ".join(proc.stderr.split())
+    # once: not also as a Python RuntimeWarning with its source line (issue 36, item 18)
+    assert proc.stderr.count("is not used") == 1, proc.stderr
+    assert "RuntimeWarning" not in proc.stderr
     assert "give --cache another path" in " ".join(proc.stderr.split())  # the CLI's flags
     assert "(--no-cache)" in " ".join(proc.stderr.split())
 
@@ -133,9 +137,7 @@ def test_a_damaged_cache_never_gives_wrong_scores(
     with cache.open("r+b") as fh:
         fh.seek(size // 2)
         fh.write(os.urandom(min(8192, size // 4)))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        scores, _ = run(server, data, cache)
+    scores, _ = run(server, data, cache)
     assert scores == reference
 
 
@@ -179,7 +181,12 @@ class LockCountingConnection(sqlite3.Connection):
 
 @pytest.mark.parametrize("how", ["exclusive", "wal-writer"])
 def test_a_locked_cache_is_bypassed_with_a_warning_not_waited_on_per_call(
-    server: TestServer, samples: Any, tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+    server: TestServer,
+    samples: Any,
+    tmp_path: Path,
+    how: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     data = samples(12)
     reference, calls = run(server, data, None)
@@ -200,7 +207,7 @@ def test_a_locked_cache_is_bypassed_with_a_warning_not_waited_on_per_call(
             sqlite3, "connect", lambda *a, **kw: connect(*a, factory=LockCountingConnection, **kw)
         )
         LockCountingConnection.locked = []
-        with pytest.warns(RuntimeWarning, match="is not used: .*locked") as warned:
+        with caplog.at_level("WARNING", logger="ragmeter"):
             judge = OpenAIJudge(
                 "test-model",
                 base_url=server.base_url,
@@ -216,7 +223,8 @@ def test_a_locked_cache_is_bypassed_with_a_warning_not_waited_on_per_call(
     assert result.info["judge"]["cache"]["enabled"] is False
     # One wait for the lock, not one per call (there were `calls` replies to store).
     assert len(LockCountingConnection.locked) == 1, LockCountingConnection.locked
-    assert len([w for w in warned if "is not used" in str(w.message)]) == 1
+    assert re.search("is not used: .*locked", caplog.text)
+    assert caplog.text.count("is not used") == 1
 
 
 def test_concurrent_runs_sharing_one_cache_do_not_corrupt_it(

@@ -156,7 +156,10 @@ class OfflineStore:
     # -- verdicts -----------------------------------------------------------------------
 
     def block_key(self, block: ClaimBlock) -> str:
-        return _digest([self._identity, _VERIFY, list(block.claims), list(block.premises)])
+        parts = [self._identity, _VERIFY, list(block.claims), list(block.premises)]
+        if block.question is not None:  # the verifier binds an answer's value to it
+            parts.append(block.question)
+        return _digest(parts)
 
     def verdicts(self, blocks: Sequence[ClaimBlock]) -> list[BlockVerdict | None]:
         """Each block's stored verdicts, or None where it has none (or they do not fit it)."""
@@ -203,13 +206,19 @@ def _analysis_from(stored: str) -> Analysis | None:
 
 
 def _verdict_from(stored: str | None, block: ClaimBlock) -> BlockVerdict | None:
-    """The stored verdicts of ``block``; None when absent or not of the block's shape."""
+    """The stored verdicts of ``block``; None (a miss: computed again) when absent, not of
+    the block's shape, or out of range (a verdict not a boolean, a support outside [0, 1] or
+    NaN: an entry edited or written by something else)."""
     if stored is None:
         return None
     try:
         data = json.loads(stored)
-        matrix = tuple(tuple(bool(v) for v in row) for row in data["matrix"])
+        if not all(isinstance(v, bool) for row in data["matrix"] for v in row):
+            return None
+        matrix = tuple(tuple(row) for row in data["matrix"])
         support = tuple(tuple(float(v) for v in row) for row in data["support"])
+        if not all(0.0 <= v <= 1.0 for row in support for v in row):  # NaN fails too
+            return None
         evidence = data["evidence"]
         if evidence is not None:
             evidence = tuple(tuple(row) for row in evidence)
