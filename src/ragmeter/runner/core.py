@@ -33,6 +33,7 @@ from ragmeter.io.fingerprint import input_fingerprint
 from ragmeter.io.paths import ReplacingWriter, check_outputs, is_stdout, results_lock
 from ragmeter.io.readers import Row, RowSource, open_rows
 from ragmeter.io.redact import redact_url, redact_value
+from ragmeter.io.stdout import results_on_stdout
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.metrics.registry import MetricRef
 from ragmeter.models._runtime import use_threads
@@ -112,7 +113,8 @@ async def aevaluate(
     threads_before = use_threads(settings.workers)
     lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
     quiet = library_bars_off(tqdm=not plan.exact_only())
-    with lock or contextlib.nullcontext(), quiet:
+    # With results on standard output, whatever else prints there goes to stderr.
+    with lock or contextlib.nullcontext(), quiet, results_on_stdout(stream) as stream:
         try:
             plan.build_families(ctx)
             if any(spec.needs_judge for spec in plan.specs):

@@ -20,11 +20,12 @@ another type becomes a failure of that row naming the metric, and the run goes o
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import numbers
 import re
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -138,9 +139,16 @@ def outcome_of(metric: PythonMetric, value: Any) -> Score | Failure:
     if value is None:
         return Score.undefined(f"{name} returned None: undefined for this row.")
     if isinstance(value, Score):
-        if value.value is None or spec.lower <= value.value <= spec.upper:
-            return value
-        return Failure(name, f"{name} returned {_range_problem(spec, value.value)}")
+        if value.value is not None and not spec.lower <= value.value <= spec.upper:
+            return Failure(name, f"{name} returned {_range_problem(spec, value.value)}")
+        problem = _unwritable(value)
+        if problem is not None:
+            return Failure(
+                name,
+                f"{name} returned a Score whose {problem}. Details are a dict of JSON values "
+                "(text keys; text, numbers, lists and dicts, no cycle).",
+            )
+        return value
     if isinstance(value, bool) or not _is_real(value):
         shown = cap_text(repr(value), 200)
         return Failure(
@@ -168,10 +176,29 @@ def failure_of(metric: PythonMetric, exc: BaseException) -> Failure:
     if frames:
         last = frames[-1]
         at = f" (at {Path(last.filename).name}, line {last.lineno}, in {last.name})"
-    message = str(exc) or "(no message)"
+    try:
+        message = str(exc) or "(no message)"
+    except Exception:  # an exception whose __str__ raises
+        message = "(its message could not be read)"
     return Failure(
         metric.spec.name, cap_text(f"{metric.spec.name} raised {type(exc).__name__}: {message}{at}")
     )
+
+
+def _unwritable(score: Score) -> str | None:
+    """What of ``score`` cannot be written to a results line (its details or reason), or
+    None. Checked as the row writer writes (``default=str``): a value JSON has no type for is
+    written as text, but a key that is not text or a number, or a cycle, cannot be."""
+    details = score.details
+    if details is not None and not isinstance(details, Mapping):
+        return f"details are a {type(details).__name__}, not a dict"
+    if score.reason is not None and not isinstance(score.reason, str):
+        return f"reason is a {type(score.reason).__name__}, not text"
+    try:
+        json.dumps(details, default=str)
+    except (TypeError, ValueError, RecursionError) as exc:
+        return f"details cannot be written to the results: {cap_text(str(exc), 200)}"
+    return None
 
 
 def _range_problem(spec: MetricSpec, value: float) -> str:
