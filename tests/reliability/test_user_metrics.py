@@ -28,6 +28,8 @@ import sys
 
 import ragmeter
 
+print("a line printed as the plugin is imported")
+
 
 @ragmeter.metric(name="hostile", needs=("answer",))
 def hostile(sample):
@@ -145,6 +147,7 @@ def test_what_a_metric_prints_goes_to_stderr_not_into_results_on_stdout(project:
     assert [row["index"] for row in rows] == [0, 1, 2]
     assert "a line printed by the metric" in proc.stderr
     assert "a line printed by the async metric" in proc.stderr
+    assert "a line printed as the plugin is imported" in proc.stderr
 
 
 def test_the_deadline_stops_a_run_whose_sync_metric_hangs_keeping_its_rows(

@@ -479,7 +479,9 @@ def evaluate(
                 raise ConfigError("--group-by groups the report: add --report FILE.")
             with param_names(EVALUATE_FLAGS):
                 _check_group_by(data, columns, group_by)
-        load_plugins(plugin)
+        # What a plugin prints as it is imported stays out of results on stdout.
+        with contextlib.redirect_stdout(sys.stderr) if to_stdout else contextlib.nullcontext():
+            load_plugins(plugin)
         own = load_criteria(criteria) if criteria is not None else ()
         gates = parse_thresholds(fail_under or [], "--fail-under", criteria=own)
         check_gates_asked(gates, metrics, own)
