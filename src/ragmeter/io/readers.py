@@ -9,6 +9,7 @@ the first row.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -407,10 +408,12 @@ def _json_rows(path: Path, seen: ReadHash | None = None) -> RowSource:
         data = _json_list_items(path, raw)
     if isinstance(data, dict):
         # "results": RAGChecker's checking_inputs.json.
-        for key in ("data", "rows", "samples", "records", "results"):
+        for key in _ROW_KEYS:
             if isinstance(data.get(key), list):
                 data = data[key]
                 break
+        else:
+            raise DataError(_no_row_list(path, data))
     if not isinstance(data, list):
         raise DataError(
             f"{str(path)!r} must hold a JSON list of objects (one per sample). "
@@ -522,6 +525,36 @@ def _skip_value(path: Path, text: str, start: int) -> int:
             if depth == 0:
                 return match.end()
     raise DataError(f"{str(path)!r} is not valid JSON: an array or object is never closed.")
+
+
+#: The keys of a JSON object whose list holds the rows ("results": RAGChecker's
+#: checking_inputs.json).
+_ROW_KEYS = ("data", "rows", "samples", "records", "results")
+
+
+def _no_row_list(path: Path, data: dict[Any, Any]) -> str:
+    """Why a JSON object holds no rows, naming its keys and the one the user likely meant
+    (``"result"`` for RAGChecker's ``"results"``)."""
+    keys = [str(k) for k in data]
+    shown = ", ".join(repr(k) for k in keys[:10]) + (", ..." if len(keys) > 10 else "")
+    wanted = ", ".join(repr(k) for k in _ROW_KEYS)
+    message = (
+        f"{str(path)!r} must hold a JSON list of objects (one per sample), at the top level "
+        f"or under one of the keys {wanted} (RAGChecker's checking_inputs.json uses "
+        f"'results'). It is a JSON object with none of them; its keys: {shown or '(none)'}."
+    )
+    for key in keys:
+        close = difflib.get_close_matches(key.lower(), _ROW_KEYS, n=1, cutoff=0.6)
+        if close:
+            found = data[key]
+            what = "a list" if isinstance(found, list) else f"a JSON {type(found).__name__}"
+            if isinstance(found, list):
+                return f"{message} Did you mean {close[0]!r}? Rename {key!r} ({what}) to it."
+            return f"{message} {key!r} is {what}, not a list of rows."
+    lists = [k for k in keys if isinstance(data[k], list)]
+    if lists:
+        return f"{message} Rename the key that holds the rows ({lists[0]!r}?) to 'rows'."
+    return f"{message} For one object per line use .jsonl."
 
 
 def _json_item(index: int, item: Any, name: str) -> Row:
