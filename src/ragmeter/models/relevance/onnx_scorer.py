@@ -74,9 +74,17 @@ def _load(folder: Path, threads: int) -> _Loaded:
     # reused; without them the int8 scorer's peak is about 50 MB lower for the same speed
     # (bench/context_relevance_onnx.py --memory-stages).
     options.enable_mem_pattern = False
-    session = ort.InferenceSession(
-        str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
-    )
+    try:
+        session = ort.InferenceSession(
+            str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # onnxruntime's own errors (Fail, InvalidProtobuf, ...)
+        raise ModelUnavailableError(
+            f"The relevance model {about.get('name', folder.name)!r} could not be loaded from "
+            f"{folder}: {type(exc).__name__}: {str(exc)[:300]}. Its converted files may be "
+            f"damaged (a disk full or an interrupted copy): delete {folder} (in ragmeter's "
+            "model cache, RAGMETER_CACHE_DIR) and run again to convert it again."
+        ) from None
     config = about["config"]
     shape = (int(config["layers"]), int(config["kv_heads"]), int(config["head_dim"]))
     fmt: Literal["chat", "plain"] = "chat" if tokenizer.meta.chat_template else "plain"

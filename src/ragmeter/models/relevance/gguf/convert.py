@@ -3,14 +3,20 @@
 The converted folder is keyed by the GGUF's sha256 and :data:`CONVERTER_VERSION`, so a new
 file or a new graph layout converts again, and holds ``model.onnx`` (+ ``model.onnx.data``,
 float32 weights), ``tokenizer.json``, ``tokenizer_meta.json`` and ``ragmeter-onnx.json``
-(written last: a folder without it is an interrupted conversion). Conversion needs the
-``gguf`` and ``onnx`` packages; running the converted model needs neither.
+(written last: a folder without it is an interrupted conversion), which also holds the
+sha256 and size of every other file. A folder is checked against them before it is used
+(once per process while the files stay as they were): a damaged file (overwritten,
+truncated), a missing one or a folder from a ragmeter that kept no hashes is converted again,
+with a warning. Conversion needs the ``gguf`` and ``onnx`` packages; running the converted
+model needs neither.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import time
@@ -25,9 +31,14 @@ from ragmeter.io.activity import notice
 from ragmeter.models._runtime import cache_dir, staging_beside
 from ragmeter.models.relevance.gguf.onnx_graph import CONVERTER_VERSION, INT8_VERSION
 
-__all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted"]
+__all__ = ["DONE_MARK", "conversion_folder", "convert_gguf", "converted", "damage"]
+
+log = logging.getLogger("ragmeter")
 
 DONE_MARK = "ragmeter-onnx.json"
+_CHUNK = 1 << 20
+#: Folders found intact in this process, by their files' (name, size, mtime) at the time.
+_INTACT: set[tuple[str, tuple[tuple[str, int, int], ...]]] = set()
 
 
 def conversion_folder(name: str, sha256: str, *, int8: bool = False) -> Path:
@@ -54,6 +65,54 @@ def converted(folder: Path) -> bool:
     return (folder / DONE_MARK).is_file()
 
 
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_hashes(folder: Path) -> dict[str, dict[str, Any]]:
+    """``{name: {"sha256", "bytes"}}`` of every file of a conversion but its mark."""
+    return {
+        path.name: {"sha256": _sha256(path), "bytes": path.stat().st_size}
+        for path in sorted(folder.iterdir())
+        if path.is_file() and path.name != DONE_MARK
+    }
+
+
+def _stamp(folder: Path) -> tuple[str, tuple[tuple[str, int, int], ...]]:
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    return str(folder), tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
+def damage(folder: Path) -> str | None:
+    """Why the converted ``folder`` cannot be trusted (a file whose size or sha256 is not
+    the one recorded at conversion, a missing file, no hashes recorded), or None."""
+    try:
+        stamp = _stamp(folder)
+        if stamp in _INTACT:
+            return None
+        about = json.loads((folder / DONE_MARK).read_text(encoding="utf-8"))
+        recorded = about.get("files") if isinstance(about, dict) else None
+        if not isinstance(recorded, dict) or not recorded:
+            return "it was converted by an earlier ragmeter, which kept no hashes to check"
+        for name, expected in sorted(recorded.items()):
+            path = folder / name
+            if not path.is_file():
+                return f"{name} is missing"
+            size = path.stat().st_size
+            if not isinstance(expected, dict) or size != expected.get("bytes"):
+                return f"{name} has {size} bytes, not the {expected.get('bytes')} converted"
+            if _sha256(path) != expected.get("sha256"):
+                return f"{name} is not the file converted (its sha256 differs)"
+    except (OSError, ValueError, AttributeError) as exc:
+        return f"it cannot be read ({exc})"
+    _INTACT.add(stamp)
+    return None
+
+
 def convert_gguf(
     name: str,
     sha256: str,
@@ -74,8 +133,13 @@ def convert_gguf(
         ``gguf`` or ``onnx`` is missing, or the file cannot be converted.
     """
     target = conversion_folder(name, sha256, int8=int8)
-    if converted(target):
+    damaged = damage(target) if converted(target) else None
+    if converted(target) and damaged is None:
         return target
+    if damaged is not None:
+        log.warning(
+            "The converted model in %s is damaged: %s. It is converted again.", target, damaged
+        )
     missing = [m for m in ("gguf", "onnx") if importlib.util.find_spec(m) is None]
     if missing:
         raise ModelUnavailableError(
@@ -102,13 +166,14 @@ def convert_gguf(
             **({"int8_version": INT8_VERSION, "embedding": "int8"} if int8 else {}),
             "config": asdict(model.config),
             "seconds": round(time.perf_counter() - started, 1),
+            "files": file_hashes(staging),
         }
         (staging / DONE_MARK).write_text(json.dumps(about, indent=1))
-        if target.exists() and not converted(target):
-            shutil.rmtree(target)  # an interrupted conversion
+        if target.exists() and (not converted(target) or damage(target) is not None):
+            shutil.rmtree(target)  # an interrupted conversion, or a damaged one
         os.replace(staging, target)
     except OSError:
-        if not converted(target):
+        if not converted(target) or damage(target) is not None:
             raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
