@@ -1,6 +1,8 @@
-"""A worker process of the offline judge: ``python -m ragmeter.judges.offline.worker``.
+"""A worker process of the offline judge.
 
-Started by :class:`ragmeter.judges.offline.processes.JudgeProcesses`, never by hand. It
+Started by :class:`ragmeter.judges.offline.processes.JudgeProcesses`, never by hand, as
+``python -I`` with the parent's ``sys.path`` less the working directory
+(:func:`~ragmeter.judges.offline.processes.worker_command`), running this module. It
 reads length-prefixed pickled frames on stdin and answers on stdout:
 
 1. the judge's spec (the keyword arguments of an :class:`OfflineJudge`): it builds the judge
