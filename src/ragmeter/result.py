@@ -38,6 +38,7 @@ def install_plotter(plotter: Callable[[RunResult, str], Any]) -> None:
 
 
 def spec_record(spec: MetricSpec) -> dict[str, Any]:
+    """A metric as the run record holds it (``version`` only for a metric that has one)."""
     return {
         "family": spec.family,
         "requires": list(spec.requires),
@@ -45,6 +46,7 @@ def spec_record(spec: MetricSpec) -> dict[str, Any]:
         "lower": spec.lower,
         "upper": spec.upper,
         "description": spec.description,
+        **({"version": spec.version} if spec.version is not None else {}),
     }
 
 

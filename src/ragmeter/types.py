@@ -122,6 +122,10 @@ class MetricSpec:
     optional: tuple[str, ...] = ()
     #: Needs a judge (LLM or the offline verifier).
     needs_judge: bool = False
+    #: What else decides the scores of a metric defined outside ragmeter (a Python metric's
+    #: declared version, or its source's hash): a resumed run refuses a change. None for
+    #: ragmeter's own metrics (ragmeter's version decides them).
+    version: str | None = None
 
 
 @dataclass(slots=True)

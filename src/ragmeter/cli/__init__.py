@@ -119,6 +119,7 @@ app = typer.Typer(
 #: ``param_names`` around its calls. A setting without a flag keeps its Python name.
 EVALUATE_FLAGS = {
     "data": "the input",
+    "metrics": "--metrics",
     "data_path": "the input",
     "out": "--out",
     "report": "--report",

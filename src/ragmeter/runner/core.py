@@ -433,6 +433,7 @@ class Runner:
             metrics=[spec.name for spec in self.plan.specs],
             account=self._account,
             scoring=self.scoring(),
+            specs=self.plan.specs,
         )
         self.skip = self.resumed.done
         return self.resumed.done

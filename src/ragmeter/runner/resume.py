@@ -3,7 +3,8 @@
 The file must be this input's results (:func:`check_resumable`: its run record names this
 input; a file without one was not written by ragmeter), scored the way this run scores
 (:func:`changed_scoring`: the same judge, verifier, models and column map for the metrics it
-holds) and every line a valid row
+holds; :func:`changed_versions`: the same code of each Python metric), with no metric this run
+leaves out (:func:`dropped_metrics`) and every line a valid row
 (:mod:`ragmeter.io.results`: scores in their metrics' ranges, indexes in the input's). Then
 each row that counts is
 
@@ -35,7 +36,9 @@ __all__ = [
     "SCORING_SETTINGS",
     "Resumed",
     "changed_scoring",
+    "changed_versions",
     "check_resumable",
+    "dropped_metrics",
     "load_resumed",
     "merged",
 ]
@@ -93,14 +96,37 @@ def load_resumed(
     data: Any,
     data_name: str,
     metrics: Collection[str],
-    account: Callable[[RowResult], None],
+    account: Callable[[RowResult], None] | None = None,
     scoring: Mapping[str, Any] | None = None,
+    specs: Collection[MetricSpec] = (),
+    dry_run: bool = False,
 ) -> Resumed:
     """Check ``out`` for a resumed run of ``metrics`` on ``data``; ``account`` every row done.
 
     ``scoring`` holds what decides this run's scores as the run record writes it (the
-    settings of :data:`SCORING_SETTINGS` and ``column_map``); any difference is refused."""
+    settings of :data:`SCORING_SETTINGS` and ``column_map``); any difference is refused, and
+    so is a metric of the file this run leaves out, or one of ``specs`` (this run's) whose
+    version differs from the record's. With ``dry_run`` the file is checked the same way and
+    left as it is (a cut-off last line is not cut)."""
     info = check_resumable(out, fingerprint, data_name=data_name)
+    dropped = dropped_metrics(info, metrics)
+    if dropped:
+        raise DataError(
+            f"{out} holds metrics this run does not compute: {', '.join(dropped)}. Resuming "
+            "with fewer metrics would leave rows of two metric sets in one file under a run "
+            f"record naming only this run's. Resume with every metric of the file "
+            f"({param('metrics', 'metrics=')} {','.join(_recorded_names(info))}), or give "
+            f"{param('out')} a new path."
+        )
+    versions = changed_versions(info, specs)
+    if versions:
+        raise DataError(
+            f"{out} was written by other code of its metrics: "
+            + "; ".join(versions)
+            + ". Resuming would mix the scores of two versions of a metric in one file under "
+            f"one mean. Give {param('out')} a new path, or resume with the code that wrote it "
+            "(@ragmeter.metric(version=...) names the versions whose scores differ)."
+        )
     if scoring is not None:
         recorded = info.get("metrics")
         kept = set(recorded) & set(metrics) if isinstance(recorded, Mapping) else set(metrics)
@@ -137,11 +163,38 @@ def load_resumed(
             resumed.partial[row.index] = missing
             continue
         resumed.done.add(row.index)
-        account(row)
-    if resumed.scan.torn:
+        if account is not None:
+            account(row)
+    if resumed.scan.torn and not dry_run:
         with out.open("r+b") as fh:
             fh.truncate(resumed.scan.good_bytes)
     return resumed
+
+
+def dropped_metrics(info: Mapping[str, Any], metrics: Collection[str]) -> list[str]:
+    """The metrics of the run record ``info`` that ``metrics`` (a resumed run's) lacks."""
+    return [name for name in _recorded_names(info) if name not in metrics]
+
+
+def _recorded_names(info: Mapping[str, Any]) -> list[str]:
+    recorded = info.get("metrics")
+    return [str(name) for name in recorded] if isinstance(recorded, Mapping) else []
+
+
+def changed_versions(info: Mapping[str, Any], specs: Collection[MetricSpec]) -> list[str]:
+    """One phrase per metric of ``specs`` whose version (a Python metric's declared version
+    or source hash) differs from the run record's. A record without one for the metric (an
+    older ragmeter) is not checked."""
+    recorded = info.get("metrics")
+    recorded = recorded if isinstance(recorded, Mapping) else {}
+    out = []
+    for spec in specs:
+        then = recorded.get(spec.name)
+        then = then.get("version") if isinstance(then, Mapping) else None
+        if spec.version is None or then is None or then == spec.version:
+            continue
+        out.append(f"{spec.name} (the run record has {then!r}, this run {spec.version!r})")
+    return out
 
 
 def changed_scoring(

@@ -144,6 +144,7 @@ def test_direction_range_and_description_reach_the_run_record(tmp_path) -> None:
     result = ragmeter.evaluate(ROWS[:1], metrics=[words], out=out, progress=False)
     assert result["words"] == [4.0]
     record = json.loads((tmp_path / "out.jsonl.run.json").read_text())
+    version = record["metrics"]["words"].pop("version")  # what --resume checks
     assert record["metrics"]["words"] == {
         "family": "python",
         "requires": ["answer"],
@@ -152,6 +153,8 @@ def test_direction_range_and_description_reach_the_run_record(tmp_path) -> None:
         "upper": 100.0,
         "description": "Words in the answer.",
     }
+    assert version == words.__ragmeter_metric__.spec.version
+    assert version.startswith("source sha256:")
 
 
 def test_compare_reads_a_python_metric_from_the_results(tmp_path) -> None:

@@ -19,8 +19,10 @@ another type becomes a failure of that row naming the metric, and the run goes o
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
+import marshal
 import math
 import numbers
 import re
@@ -65,6 +67,7 @@ def metric(
     optional: Sequence[str] = (),
     lower: float = 0.0,
     upper: float = 1.0,
+    version: str | None = None,
 ) -> Callable[[F], F]:
     """Make ``function(sample)`` a metric named ``name`` (default: the function's name).
 
@@ -85,6 +88,11 @@ def metric(
         Fields read when present but not required.
     lower, upper : float
         The range every score must lie in (default [0, 1]).
+    version : str, optional
+        What a resumed run (``resume=True``) checks to tell whether the metric changed since
+        its results file was written: change it when the scores change. Default: a hash of
+        the decorated function's source (with its decorator), so any edit of it is a change;
+        declare a version when the scores depend on code outside it (helpers, a model file).
 
     Returns the function unchanged, with the metric at ``function.__ragmeter_metric__``.
     """
@@ -93,6 +101,10 @@ def metric(
     if not isinstance(higher_is_better, bool):
         raise ConfigError(
             f"higher_is_better of @ragmeter.metric must be True or False. Got {higher_is_better!r}."
+        )
+    if version is not None and (not isinstance(version, str) or not version.strip()):
+        raise ConfigError(
+            f"version of @ragmeter.metric must be a non-empty string. Got {version!r}."
         )
     if not all(_is_real(x) and math.isfinite(x) for x in (lower, upper)) or lower >= upper:
         raise ConfigError(
@@ -122,6 +134,7 @@ def metric(
             lower=float(lower),
             upper=float(upper),
             optional=extra,
+            version=version if version is not None else source_version(function),
         )
         defined = PythonMetric(spec, function, function.__module__)
         registry.define(spec, defined)
@@ -129,6 +142,24 @@ def metric(
         return function
 
     return decorate
+
+
+def source_version(function: Callable[..., Any]) -> str:
+    """``"source sha256:HEX"``: the hash of ``function``'s source text (a callable object's
+    class's), or of its compiled code where no source can be read (a function defined in a
+    REPL)."""
+    digest = hashlib.sha256()
+    for target in (function, type(function)):
+        try:
+            digest.update(inspect.getsource(target).encode("utf-8"))
+        except (OSError, TypeError):
+            continue
+        break
+    else:
+        code = getattr(function, "__code__", None)
+        named = f"{type(function).__module__}.{type(function).__qualname__}"
+        digest.update(marshal.dumps(code) if code is not None else named.encode("utf-8"))
+    return f"source sha256:{digest.hexdigest()[:16]}"
 
 
 def outcome_of(metric: PythonMetric, value: Any) -> Score | Failure:
