@@ -986,7 +986,8 @@ def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
     :data:`ppi.MIN_LABELLED_ROWS` of them: PPI++ on the per-row differences,
     ``Y = Y_B - Y_A`` on the rows labelled in both and ``f = f_B - f_A`` on every row both
     runs scored. Otherwise unpaired: the difference of the two calibrated means, its variance
-    the sum of theirs (from each interval's half-width). A run whose labels were refused gives no difference.
+    the sum of theirs (from each interval's half-width). A run whose labels were refused
+    gives no difference.
     """
     run_a = a if isinstance(a, Run) else _as_table_run(a)
     run_b = b if isinstance(b, Run) else _as_table_run(b)
