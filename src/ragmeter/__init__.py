@@ -104,7 +104,8 @@ def evaluate(
     labels : path, optional
         Human labels of a uniform random sample of this run (``docs/calibration.md``): the
         run is calibrated with them (:func:`calibrate`) and the calibration kept in its record
-        (``info["calibration"]``), where the report and ``compare`` read it.
+        (``info["calibration"]``), where the report and ``compare`` read it. The file is
+        read before the first row is scored: a broken one stops the run before any work.
     progress : bool or callable, optional
         Show a progress bar (rows done, total, elapsed time, ETA); by default on a terminal
         or in a notebook only. A function is called instead with ``(rows done, total rows or
@@ -149,6 +150,7 @@ async def aevaluate(
     keep_rows: bool = True,
 ) -> RunResult:
     """Async twin of :func:`evaluate`; ``keep_rows=False`` streams without keeping rows."""
+    label_set = _read_labels_early(labels)
     streamed = _runner.stream_of(out) is not None
     if streamed and report is not None:
         keep_rows = True  # the report is drawn from the rows
@@ -166,8 +168,18 @@ async def aevaluate(
         inputs={"labels": labels},
     )
     results_file = Path(out) if isinstance(out, str | Path) and not streamed else None
-    finish_run(result, results_file, report=report, group_by=group_by, labels=labels)
+    finish_run(result, results_file, report=report, group_by=group_by, labels=label_set)
     return result
+
+
+def _read_labels_early(labels: str | os.PathLike[str] | LabelSet | None) -> LabelSet | None:
+    """``labels`` read before a run scores its first row: a file that cannot be read stops
+    the run before any work, not after it."""
+    if labels is None:
+        return None
+    from ragmeter.io.labels import LabelSet, read_labels
+
+    return labels if isinstance(labels, LabelSet) else read_labels(labels)
 
 
 def finish_run(
@@ -176,7 +188,7 @@ def finish_run(
     *,
     report: str | os.PathLike[str] | None = None,
     group_by: str | None = None,
-    labels: str | os.PathLike[str] | None = None,
+    labels: str | os.PathLike[str] | LabelSet | None = None,
 ) -> None:
     """What follows a run, whichever engine scored it: the calibration with ``labels`` (kept
     in the run record, in memory and beside ``results_file``), then the HTML ``report`` (its

@@ -14,6 +14,8 @@
     │                          (also an UnavailableError)
     ├── UnavailableError       what every row needs is gone: the run stops, rows kept
     │   ├── ModelCacheError    the model cache dir cannot be written (RAGMETER_CACHE_DIR)
+    │   ├── OutputError        the results file or its run record cannot be written (a
+    │   │                      full disk, a quota): the file is named
     │   └── DeadlineError      the run's deadline passed (Settings.deadline)
     ├── EndpointError          a model's HTTP endpoint (the embedder's) failed a request
     │   └── EndpointUnavailableError  it refuses or cannot be reached: the run stops
@@ -159,6 +161,11 @@ class UnavailableError(RagmeterError):
 
 class ModelCacheError(UnavailableError):
     """The model cache dir cannot be written; the message names it and ``RAGMETER_CACHE_DIR``."""
+
+
+class OutputError(UnavailableError):
+    """The results file or its run record cannot be written (no space left, a quota, an I/O
+    error): the run stops; the rows written before are kept for a resumed run."""
 
 
 class DeadlineError(UnavailableError):

@@ -7,6 +7,7 @@ and again at its end (summaries, usage); reports and a resumed run read it back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.errors import DataError, require_extra, unknown_metric
+from ragmeter.errors import DataError, OutputError, require_extra, unknown_metric
 from ragmeter.io.paths import sidecar_path
 from ragmeter.io.redact import redact_value
 from ragmeter.io.results import Expect
@@ -213,12 +214,25 @@ def _finite(value: Any) -> Any:
 
 
 def write_sidecar(results_path: str | Path, info: dict[str, Any]) -> Path:
+    """Write the run record of ``results_path`` (whole or not at all: through a temporary
+    file); :class:`~ragmeter.errors.OutputError` naming it when it cannot be written."""
     path = sidecar_path(results_path)
     tmp = path.with_name(path.name + ".tmp")
     record = redact_value(info)
-    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(record, indent=2, ensure_ascii=False, default=str)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise OutputError(f"The run record {path} cannot be written: {_os_problem(exc)}.") from exc
     return path
+
+
+def _os_problem(exc: OSError) -> str:
+    """An OS error in words, without the path (the caller names the file)."""
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def read_sidecar(results_path: str | Path) -> dict[str, Any] | None:

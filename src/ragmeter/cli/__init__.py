@@ -27,7 +27,12 @@ from typer.core import TyperGroup
 
 from ragmeter.cli import verifier as nli
 from ragmeter.cli.dry_run import CriteriaOption, DryRunOption, JsonOption, print_dry_run
-from ragmeter.cli.interrupt import exit_code, interrupted_message, signals_as_interrupt
+from ragmeter.cli.interrupt import (
+    continue_with,
+    exit_code,
+    interrupted_message,
+    signals_as_interrupt,
+)
 from ragmeter.cli.output import (
     EXIT_BROKEN_PIPE,
     EXIT_GATE,
@@ -39,7 +44,7 @@ from ragmeter.cli.output import (
     parse_assignments,
     print_error,
 )
-from ragmeter.errors import ConfigError, RagmeterError, param_names
+from ragmeter.errors import ConfigError, RagmeterError, UnavailableError, param_names
 from ragmeter.settings import DEFAULT_DEADLINE
 
 log = logging.getLogger("ragmeter")
@@ -468,6 +473,7 @@ def evaluate(
     from ragmeter.settings import Settings
 
     to_stdout = is_stdout(out)
+    begun = time.time()
     try:
         if to_stdout and (resume or engine != "local"):
             raise ConfigError(
@@ -525,15 +531,19 @@ def evaluate(
             from ragmeter.runner.dry_run import plan_run
 
             with param_names(EVALUATE_FLAGS):
-                planned = plan_run(data, metrics, column_map=columns, settings=settings)
+                planned = plan_run(
+                    data, metrics, column_map=columns, settings=settings, out=out, resume=resume
+                )
             print_dry_run(planned, as_json=json_output, console=out_console)
             return
         if engine == "ray":
             from contextlib import nullcontext
 
             from ragmeter.engines import run_ray
+            from ragmeter.io.labels import read_labels
             from ragmeter.io.paths import results_lock
 
+            label_set = read_labels(labels) if labels is not None else None  # before any work
             lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
             with param_names(EVALUATE_FLAGS), lock or nullcontext():
                 result = run_ray(
@@ -551,7 +561,7 @@ def evaluate(
                     inputs={"labels": labels},
                 )
             with param_names(EVALUATE_FLAGS):
-                ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=labels)
+                ragmeter.finish_run(result, out, report=report, group_by=group_by, labels=label_set)
         elif engine == "local":
             if ray_address is not None:
                 raise ConfigError("--ray-address needs --engine ray.")
@@ -587,7 +597,12 @@ def evaluate(
             raise ConfigError(f"Unknown --engine {engine!r}. Choose 'local' or 'ray'.")
         calibration = result.info.get("calibration")
     except RagmeterError as exc:
-        fail(str(exc))
+        # A run that stopped after writing rows (a judge gone, the deadline, a full disk,
+        # where its record may not say "stopped"): how to go on.
+        wrote = not to_stdout and _record_since(out, begun) is not None
+        fail(
+            f"{exc} {continue_with()}" if wrote and isinstance(exc, UnavailableError) else str(exc)
+        )
         return
     if not quiet:
         # With the results on stdout, everything else goes to stderr.

@@ -50,6 +50,8 @@ def print_dry_run(plan: DryRun, *, as_json: bool, console: Console) -> None:
         return
     out = console.print
     rows = f"{plan.rows} row" + ("" if plan.rows == 1 else "s")
+    if plan.reused:
+        rows += f" to score ({plan.reused} kept from the results file by --resume)"
     out(f"Dry run: {rows}; nothing was sent.", markup=False)
     for name, what in plan.metrics.items():
         out(f"  {name}: {'runs' if what == 'run' else 'skipped, ' + what}", markup=False)

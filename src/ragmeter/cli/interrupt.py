@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["exit_code", "interrupted_message", "signals_as_interrupt"]
+__all__ = ["continue_with", "exit_code", "interrupted_message", "signals_as_interrupt"]
 
 
 @contextlib.contextmanager
@@ -95,6 +95,14 @@ def interrupted_message(
     if in_flight:
         replies = " (what the judge already gave them is cached)" if cached else ""
         again = f"; {in_flight} rows being scored are scored again by --resume{replies}"
+    return (
+        f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
+        f"stopped){again}. {continue_with(argv)}"
+    )
+
+
+def continue_with(argv: list[str] | None = None) -> str:
+    """ "Continue with:" and the command that resumes this one, on a line of its own."""
     command, masked = resume_command(argv)
     note = (
         "\n(secrets are shown as ***: put them back, or pass them in OPENAI_BASE_URL and "
@@ -102,7 +110,4 @@ def interrupted_message(
         if masked
         else ""
     )
-    return (
-        f"Interrupted ({what}): {kept} scored rows kept in {out} (its run record is marked "
-        f"stopped){again}. Continue with:\n  {command}{note}"
-    )
+    return f"Continue with:\n  {command}{note}"

@@ -24,6 +24,7 @@ from ragmeter._version import __version__
 from ragmeter.errors import (
     ConfigError,
     DeadlineError,
+    OutputError,
     UnavailableError,
     param,
 )
@@ -135,7 +136,10 @@ async def aevaluate(
             except UnavailableError as exc:
                 message = stopped_message(exc, runner.n_rows, out)
                 reason = "deadline" if isinstance(exc, DeadlineError) else "unavailable"
-                runner.keep_stopped(started, reason, message)
+                try:
+                    runner.keep_stopped(started, reason, message)
+                except OutputError as also:  # a full disk may refuse the record too
+                    message = f"{message} {also}"
                 raise type(exc)(message) from None
             except (asyncio.CancelledError, KeyboardInterrupt):
                 runner.keep_stopped(started, "interrupted", "interrupted (Ctrl-C or a signal)")
@@ -274,6 +278,8 @@ class Runner:
         self.out: Path | None = None
         #: Rows of batches being scored (a stop leaves them to a resumed run).
         self.rows_in_flight = 0
+        #: The results file rows are written to (None: a stream, or no output).
+        self.results_path: Path | None = None
         self.display: Progress | None = None
 
     def count_causes(self, row: RowResult) -> None:
@@ -332,6 +338,7 @@ class Runner:
             deadline=settings.deadline or None,
         )
         finished = False
+        self.results_path = out
         try:
             with watching(watch.activity), noting(self.note):
                 scoring = asyncio.ensure_future(self._score_all(sink, only, counter))
@@ -350,12 +357,17 @@ class Runner:
                 scoring.result()
             finished = True
         finally:
-            if isinstance(sink, ReplacingWriter):
-                sink.close(commit=finished)
-            elif sink is not None and sink is not stream:
-                sink.close()
-            if bar is not None:
-                bar.stop()
+            try:
+                if isinstance(sink, ReplacingWriter):
+                    sink.close(commit=finished)
+                elif sink is not None and sink is not stream:
+                    sink.close()
+            except OSError as exc:
+                if finished:  # else the error that stopped the run is the one to tell
+                    raise results_unwritable(out, exc) from exc
+            finally:
+                if bar is not None:
+                    bar.stop()
 
     async def _score_all(
         self, sink: IO[str] | ReplacingWriter | None, only: Any, bar: Progress
@@ -416,13 +428,15 @@ class Runner:
         }
         write_sidecar(self.out, info)
 
-    def open_results(self, out: Path | None, *, resume: bool) -> set[int]:
+    def open_results(self, out: Path | None, *, resume: bool, dry_run: bool = False) -> set[int]:
         """Fingerprint the input for ``out``'s run record; on resume, check ``out`` and take
-        what stays of it (:mod:`ragmeter.runner.resume`). Returns the rows done."""
+        what stays of it (:mod:`ragmeter.runner.resume`). Returns the rows done. A
+        ``dry_run`` checks alike and changes nothing (no folder made, no line cut)."""
         if out is None:
             return self.skip
         self.fingerprint = input_fingerprint(self.data) if self.data is not None else None
-        out.parent.mkdir(parents=True, exist_ok=True)
+        if not dry_run:
+            out.parent.mkdir(parents=True, exist_ok=True)
         if not (resume and out.exists() and out.stat().st_size > 0):
             return self.skip
         self.resumed = load_resumed(
@@ -434,6 +448,7 @@ class Runner:
             account=self._account,
             scoring=self.scoring(),
             specs=self.plan.specs,
+            dry_run=dry_run,
         )
         self.skip = self.resumed.done
         return self.resumed.done
@@ -512,11 +527,17 @@ class Runner:
             rows = [row for row in rows if not row.retried]
         if self.resumed is not None:
             rows = [self.resumed.completed(row) for row in rows]
-        self._account_rows(rows)
         if sink is not None:
-            for row in rows:
-                sink.write(json_record(row.to_json()) + "\n")
-            sink.flush()
+            try:
+                for row in rows:
+                    sink.write(json_record(row.to_json()) + "\n")
+                sink.flush()
+            except OSError as exc:
+                if self.results_path is None:  # a stream (a closed pipe): the caller's to tell
+                    raise
+                raise results_unwritable(self.results_path, exc) from exc
+        # Counted once written: a stop's record counts the rows the file holds.
+        self._account_rows(rows)
 
     def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
         return make_result(
@@ -660,6 +681,15 @@ def resumed_note(out: Path | None, resumed: Resumed, total: int | None) -> str:
     extra = f", {partial} rows get the metrics they lack" if partial else ""
     rest = "" if total is None else f"; {max(total - reused, 0)} of {total} rows to score"
     return f"{param('resume', 'resume=True')}: {reused} scored rows of {out} reused{extra}{rest}."
+
+
+def results_unwritable(path: Path | None, exc: OSError) -> OutputError:
+    """The error of a run whose results file cannot be written (a full disk, a quota)."""
+    problem = exc.strerror or str(exc) or type(exc).__name__
+    return OutputError(
+        f"Writing the results to {path} failed: {problem}. Free space (or raise the quota) "
+        "where it lies."
+    )
 
 
 def deadline_message(deadline: float | None, remaining: int | None) -> str:

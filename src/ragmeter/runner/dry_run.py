@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.cache import default_cache_path
-from ragmeter.errors import ModelUnavailableError
+from ragmeter.errors import ConfigError, ModelUnavailableError, param
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import open_rows
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
@@ -43,6 +43,7 @@ from ragmeter.judges.llm.planning import CallPlanner, PlannedCall
 from ragmeter.metrics.base import RunContext
 from ragmeter.runner.batch_scorer import BatchScorer
 from ragmeter.runner.plan import Plan
+from ragmeter.runner.resume import Resumed
 from ragmeter.settings import Settings
 from ragmeter.types import Verification
 
@@ -71,6 +72,8 @@ class DryRun:
     max_concurrency: int = 16
     #: Why no call was planned, when none could be (a judge that is not OpenAI-compatible).
     note: str | None = None
+    #: Rows of the results file a resumed run keeps (not in ``rows``, which it scores).
+    reused: int = 0
 
     def _split(self, value: Callable[[PlannedCall], int]) -> dict[str, int]:
         return {
@@ -129,6 +132,7 @@ class DryRun:
         """The object ``ragmeter evaluate --dry-run --json`` prints."""
         return {
             "rows": self.rows,
+            "rows_reused": self.reused,
             "metrics": dict(self.metrics),
             "judge_calls": self.judge_calls,
             "prompt_tokens": self.prompt_tokens,
@@ -271,6 +275,8 @@ async def aplan_run(
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     settings: Settings | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> DryRun:
     """:func:`plan_run` inside an event loop."""
     settings = settings or Settings()
@@ -285,6 +291,9 @@ async def aplan_run(
     ctx = RunContext(settings)
     ctx._embedder = _NoEmbedder()
     judged = Plan([s for s in plan.specs if s.needs_judge], auto=plan.auto)
+    # A resumed run's file is checked as the run checks it (and refused alike), never changed.
+    resumed = _resumed(plan, cmap, ctx, source, data, out) if resume else None
+    skip = resumed.done if resumed is not None else set()
     result = DryRun(
         rows=0,
         metrics={},
@@ -318,17 +327,37 @@ async def aplan_run(
         if plans_calls:
             result.note = _missing_key(ctx.judge())
         scorer = BatchScorer(judged, cmap, ctx) if plans_calls else None
-        for batch in _batches(source, settings.batch_size):
+        only = resumed.partial if resumed is not None else None
+        to_score = (row for row in source if row.index not in skip) if skip else source
+        for batch in _batches(to_score, settings.batch_size):
             result.rows += len(batch)
             if scorer is not None:
-                await scorer.score(batch)
+                await scorer.score(batch, only=only)
     finally:
         await ctx.aclose()
     skipped = {**plan.skipped, **local.skipped, **judged.skipped}
     result.metrics = {spec.name: skipped.get(spec.name, "run") for spec in plan.specs}
     result.metrics.update({name: why for name, why in skipped.items()})
     result.calls = planner.calls
+    result.reused = len(skip)
     return result
+
+
+def _resumed(
+    plan: Plan, cmap: ColumnMap, ctx: RunContext, source: Any, data: Any, out: Any
+) -> Resumed | None:
+    """What a resumed run would keep of ``out``, checked by the run's own code (a file it
+    would refuse is refused here, with its words); ``out`` is left as it is."""
+    from ragmeter.runner.core import Runner, stream_of
+
+    if out is None or stream_of(out) is not None:
+        raise ConfigError(
+            f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
+            "file to resume."
+        )
+    runner = Runner(plan, cmap, ctx, source, keep_rows=False, data=data)
+    runner.open_results(Path(out), resume=True, dry_run=True)
+    return runner.resumed
 
 
 def plan_run(
@@ -337,9 +366,15 @@ def plan_run(
     *,
     column_map: Mapping[str, Any] | Iterable[str] | None = None,
     settings: Settings | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> DryRun:
-    """What ``evaluate(data, metrics, column_map=..., settings=...)`` would do, without a
-    judge call, a model call or a connection (see the module's docstring)."""
+    """What ``evaluate(data, metrics, column_map=..., settings=..., out=..., resume=...)``
+    would do, without a judge call, a model call or a connection (see the module's
+    docstring). With ``resume``, the rows ``out`` holds are left out of the plan (counted
+    in :attr:`DryRun.reused`), and a file the run would refuse is refused."""
     from ragmeter.runner.core import run_sync
 
-    return run_sync(aplan_run(data, metrics, column_map=column_map, settings=settings))
+    return run_sync(
+        aplan_run(data, metrics, column_map=column_map, settings=settings, out=out, resume=resume)
+    )
