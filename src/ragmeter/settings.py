@@ -28,6 +28,9 @@ def _setting(name: str) -> str:
 
 #: A run's deadline unless told otherwise: six hours (CI services end jobs about then).
 DEFAULT_DEADLINE = 6 * 3600.0
+#: Most repeats of the judge per row: past a few dozen the noise it measures hardly moves,
+#: while the calls, the cache and a dry run's plan grow with every one.
+MAX_REPEATS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,8 @@ class Settings:
     #: How many times the judge scores each row: each repeat's replies are
     #: cached apart, a row's score is the mean of its repeats, and the run record's
     #: ``judge_noise`` says how much they differ (:mod:`ragmeter.runner.repeats`). For an LLM
-    #: or Python judge; the offline judge is deterministic and refuses more than one.
+    #: or Python judge; the offline judge is deterministic and refuses more than one. At most
+    #: :data:`MAX_REPEATS`.
     repeats: int = 1
 
     def __post_init__(self) -> None:
@@ -155,10 +159,11 @@ class Settings:
                     f"tokens), or None for no cost. Got {price!r}."
                 )
         if isinstance(self.repeats, bool) or not (
-            isinstance(self.repeats, int) and self.repeats >= 1
+            isinstance(self.repeats, int) and 1 <= self.repeats <= MAX_REPEATS
         ):
             raise ConfigError(
-                f"{_setting('repeats')} must be an integer >= 1. Got {self.repeats!r}."
+                f"{_setting('repeats')} must be an integer from 1 to {MAX_REPEATS} (each repeat "
+                f"asks the judge again for every row). Got {self.repeats!r}."
             )
         if (
             self.repeats > 1

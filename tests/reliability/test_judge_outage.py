@@ -241,12 +241,17 @@ def test_an_invalid_judge_reply_is_retried_by_resume_but_is_not_an_infrastructur
     assert assert_complete(out, expected) == 2 * len(expected)
 
 
-def test_only_infrastructure_failures_make_the_run_unusable(
+def test_failures_on_the_judge_or_the_infrastructure_make_the_run_unusable(
     server: TestServer, samples: Any
 ) -> None:
     result = ragmeter.evaluate(samples(3), METRICS, settings=settings_for(server.base_url))
-    result.info["failure_causes"] = {"judge": 2, "infrastructure": 0}
     assert unusable_run(result, {}) is None
+    result.info["failure_causes"] = {"judge": 2, "infrastructure": 0}
+    result.info["first_judge_failure"] = [1, "faithfulness", "invalid reply twice"]
+    problem = unusable_run(result, {})
+    assert problem is not None  # the same rule: not the data's failure; --resume asks again
+    assert "2 scores failed on the judge's replies" in problem
+    assert "row 1 faithfulness: invalid reply twice" in problem
     result.info["failure_causes"] = {"judge": 0, "infrastructure": 1}
     result.info["first_infrastructure_failure"] = [2, "faithfulness", "HTTP 503"]
     problem = unusable_run(result, {})

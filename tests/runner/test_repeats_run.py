@@ -107,8 +107,10 @@ def test_the_summary_interval_holds_the_judges_variance():
 def test_the_offline_judge_refuses_repeats_with_the_reason():
     with pytest.raises(ConfigError, match="offline judge is deterministic"):
         Settings(repeats=2)
-    with pytest.raises(ConfigError, match="integer >= 1"):
+    with pytest.raises(ConfigError, match="integer from 1 to 100"):
         Settings(repeats=0)
+    with pytest.raises(ConfigError, match="integer from 1 to 100"):
+        Settings(judge="openai:m", repeats=101)
     cli = CliRunner().invoke(app, ["evaluate", "in.jsonl", "-m", "faithfulness", "--repeats", "3"])
     assert cli.exit_code == 2
     assert "--repeats is 3, but the offline judge is deterministic" in " ".join(cli.output.split())

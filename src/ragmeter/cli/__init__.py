@@ -2,8 +2,8 @@
 
 Exit codes: 0 success, 1 a quality gate failed (--fail-under) and nothing else, 2 bad input or
 options, a judge that refused or went away (the run stops), rows that failed on the judge's or a
-model's endpoint (the run ends; --resume retries them), or any other error (always with a line
-starting "Error:").
+model's endpoint or on the judge's replies (the run ends; --resume retries them), or any other
+error (always with a line starting "Error:").
 """
 
 from __future__ import annotations
@@ -353,8 +353,8 @@ def evaluate(
         int,
         typer.Option(
             metavar="N",
-            help="Ask an LLM judge N times per row (each repeat cached apart): scores are the "
-            "mean, and the summary says how much the judge disagrees with itself.",
+            help="Ask an LLM judge N times per row (each repeat cached apart; at most 100): "
+            "scores are the mean, and the summary says how much the judge disagrees with itself.",
         ),
     ] = 1,
     cache: Annotated[
@@ -695,8 +695,8 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
 
     Every row failing on every metric means bad input or a bad column mapping, not a
     score; a gate on a metric the run did not compute is a bad option; a score that failed on
-    the judge's or a model's endpoint (a timeout, HTTP 5xx, 429 after every retry) leaves the
-    run incomplete.
+    the judge's or a model's endpoint (a timeout, HTTP 5xx, 429 after every retry), or on the
+    judge's reply (invalid twice, a criterion without a verdict), leaves the run incomplete.
     """
     missing = [name for name in gates if name not in result.summary]
     if missing:
@@ -707,7 +707,8 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
             + (f" ({why})" if why else "")
             + ". Add it to --metrics or map the columns it needs with --column."
         )
-    infrastructure = (result.info.get("failure_causes") or {}).get("infrastructure", 0)
+    causes = result.info.get("failure_causes") or {}
+    infrastructure, judged = causes.get("infrastructure", 0), causes.get("judge", 0)
     if infrastructure:
         first = result.info.get("first_infrastructure_failure")
         where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
@@ -715,6 +716,15 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
             f"{infrastructure} score{'s' if infrastructure != 1 else ''} failed on the judge's or "
             f"a model's endpoint, not on the data, so the run is incomplete.{where} Rerun with "
             "the same --out and --resume: only the failed rows are scored again."
+        )
+    if judged:  # the same rule: not the data's failure, and a resumed run asks again
+        first = result.info.get("first_judge_failure")
+        where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
+        return (
+            f"{judged} score{'s' if judged != 1 else ''} failed on the judge's replies (invalid "
+            f"after the corrective retry), not on the data, so the run is incomplete.{where} "
+            "Rerun with the same --out and --resume: only the failed rows are asked again (a "
+            "judge that keeps failing them needs another model)."
         )
     summaries = list(result.summary.values())
     if summaries and all(s.count == 0 and s.undefined == 0 and s.failed > 0 for s in summaries):

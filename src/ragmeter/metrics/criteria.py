@@ -94,7 +94,10 @@ class CriteriaFamily:
         for c in criteria:
             v = verdicts.get(c.name)
             if v is None:
-                out[c.name] = Failure(c.name, f"The judge gave no verdict for {c.name}.")
+                # The judge's reply, not the row: a resumed run asks again.
+                out[c.name] = Failure(
+                    c.name, f"The judge gave no verdict for {c.name}.", cause="judge"
+                )
                 continue
             details = {**ref, "answer": v.answer, "quote": v.quote, "decided_by": "judge"}
             out[c.name] = Score(v.score, reason=f"{v.answer}: {v.reason}", details=details)

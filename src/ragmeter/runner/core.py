@@ -274,6 +274,8 @@ class Runner:
         self.causes: Counter[str] = Counter()
         #: (row, metric, message) of the first failure on the infrastructure.
         self.first_infrastructure: tuple[int, str, str] | None = None
+        #: (row, metric, message) of the first failure on the judge's reply.
+        self.first_judge: tuple[int, str, str] | None = None
         #: The results file, once this run has written to it (a stop then updates its record).
         self.out: Path | None = None
         #: Rows of batches being scored (a stop leaves them to a resumed run).
@@ -288,6 +290,8 @@ class Runner:
             self.causes[cause] += 1
             if cause == "infrastructure" and self.first_infrastructure is None:
                 self.first_infrastructure = (row.index, metric, row.failures.get(metric, ""))
+            elif cause == "judge" and self.first_judge is None:
+                self.first_judge = (row.index, metric, row.failures.get(metric, ""))
 
     async def run(
         self,
@@ -561,6 +565,7 @@ class Runner:
         return {
             "failure_causes": {cause: self.causes[cause] for cause in ("judge", "infrastructure")},
             "first_infrastructure_failure": self.first_infrastructure,
+            "first_judge_failure": self.first_judge,
         }
 
 
