@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import json
 import logging
@@ -96,19 +97,24 @@ def _redact(text: str, secret: str | None) -> str:
     return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", redact(text, [secret]))
 
 
-@dataclasses.dataclass(slots=True)
-class _Reply:
-    """A reply's text and the concurrency slot its request holds until the reply is stored
-    or dropped."""
+class _HeldSlots:
+    """The concurrency slots of the requests a :meth:`OpenAIJudge._complete` made, kept
+    until their replies are stored or dropped (:meth:`release`)."""
 
-    text: str
-    slot: asyncio.Semaphore | None
+    def __init__(self) -> None:
+        self.slots: list[asyncio.Semaphore] = []
 
     def release(self) -> None:
-        """Give the slot back (once; later calls do nothing)."""
-        if self.slot is not None:
-            self.slot.release()
-            self.slot = None
+        """Give every slot held back (later calls do nothing)."""
+        while self.slots:
+            self.slots.pop().release()
+
+
+#: The slots of the completion being made in this task (None: a request gives its slot back
+#: as its reply arrives).
+_HELD: contextvars.ContextVar[_HeldSlots | None] = contextvars.ContextVar(
+    "ragmeter_judge_held_slots", default=None
+)
 
 
 class OpenAIJudge:
@@ -304,11 +310,11 @@ class OpenAIJudge:
             log.debug("Judge %s is unavailable: %s", self.name, error)
         return error
 
-    async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> _Reply:
+    async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
         """One chat completion, sent again as
         :func:`~ragmeter.io.request_retries.send_with_retries` says; returns the reply text
-        (possibly invalid) with the concurrency slot its request took, held until the caller
-        has stored the reply or dropped it (:meth:`_Reply.release`)."""
+        (possibly invalid). Inside :meth:`_complete`, the concurrency slot of the try that got
+        the reply stays held until ``_complete`` has stored the reply or dropped it."""
         semaphore, client = self._bind()
         sent_mode = self._mode
 
@@ -365,14 +371,13 @@ class OpenAIJudge:
             send_again=format_refused,
             retrying=retrying,
         )
-        reply = _Reply("", semaphore)  # the successful try's slot, still held
-        try:
-            self._record_tokens(response)
-            reply.text = _reply_text(response)
-        except BaseException:
-            reply.release()
-            raise
-        return reply
+        held = _HELD.get()
+        if held is None:
+            semaphore.release()
+        else:
+            held.slots.append(semaphore)  # the successful try's slot, given back by _complete
+        self._record_tokens(response)
+        return _reply_text(response)
 
     def _gave_up(self, why: GaveUp) -> JudgeError:
         """The error of a request that gave up; a refusal, or an endpoint gone, is remembered
@@ -480,25 +485,27 @@ class OpenAIJudge:
         # A request keeps its concurrency slot until its reply is stored (or dropped): the
         # calls the endpoint answered and the cache lacks are never more than
         # ``max_concurrency``, so a run killed at any moment asks again at most that many.
-        reply = await self._request(messages, schema_name, schema)
+        held = _HeldSlots()
+        token = _HELD.set(held)
         try:
+            content = await self._request(messages, schema_name, schema)
             try:
-                value = parse(reply.text)
+                value = parse(content)
             except S.ReplyInvalid as first:
-                reply.release()  # the follow-up takes a slot of its own
+                held.release()  # the follow-up takes a slot of its own
                 self.usage.retries += 1
                 follow_up = [
                     *messages,
-                    {"role": "assistant", "content": reply.text},
+                    {"role": "assistant", "content": content},
                     {
                         "role": "user",
                         "content": f"Your reply is invalid: {first}. Reply again with the "
                         "corrected JSON object only.",
                     },
                 ]
-                reply = await self._request(follow_up, schema_name, schema)
+                content = await self._request(follow_up, schema_name, schema)
                 try:
-                    value = parse(reply.text)
+                    value = parse(content)
                 except S.ReplyInvalid as second:
                     self.usage.failures += 1
                     raise JudgeReplyError(
@@ -510,7 +517,6 @@ class OpenAIJudge:
                 # before the reply is stored: a later run with another key, or none, could
                 # not redact it. The value returned is read from the stored text, so a cached
                 # rerun scores alike.
-                content = reply.text
                 stored = _redact(content, self._api_key)
                 if stored != content:
                     try:
@@ -520,7 +526,8 @@ class OpenAIJudge:
                 await self.cache.aput(key, stored, model=self.model, prompt=prompt.id)
             return value, False
         finally:
-            reply.release()
+            held.release()
+            _HELD.reset(token)
 
     # ------------------------------------------------------------ the protocol
 
