@@ -270,10 +270,15 @@ class Analysis:
 
 @dataclass(frozen=True, slots=True)
 class ClaimBlock:
-    """Check every claim against every premise."""
+    """Check every claim against every premise.
+
+    ``question`` is the question the claims answer, when there is one: the offline verifier
+    checks that a claim's answer to it is the one the premise gives (a judge may ignore it).
+    """
 
     claims: Sequence[str]
     premises: Sequence[str]
+    question: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -243,7 +243,7 @@ def test_evidence_reaches_the_results_file(tmp_path) -> None:
 
 def test_blocks_sent_are_unchanged_by_evidence() -> None:
     _, judge = score(SAMPLE, ["faithfulness"], judged_by(verbatim))
-    assert judge.verify_requests[0] == (ClaimBlock(ANSWER_CLAIMS, CONTEXTS),)
+    assert judge.verify_requests[0] == (ClaimBlock(ANSWER_CLAIMS, CONTEXTS, question=QUESTION),)
 
 
 def test_the_run_summary_reports_the_share_of_uncertain_verdicts(tmp_path) -> None:

@@ -78,8 +78,14 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     [blocks] = judge.verify_requests
     # The reference and the answer are premises read with the question.
     asked = "Question: What is LIC known for?\nAnswer: "
-    assert blocks[0] == ClaimBlock(LIC_ANSWER, ("c1", "c2", "c3", "c4", asked + "ref"))
-    assert blocks[1] == ClaimBlock(LIC_REFERENCE, ("c1", "c2", "c3", "c4", asked + "ans"))
+    question = blocks[0].question
+    assert question is not None and asked.startswith(f"Question: {question}")
+    assert blocks[0] == ClaimBlock(
+        LIC_ANSWER, ("c1", "c2", "c3", "c4", asked + "ref"), question=question
+    )
+    assert blocks[1] == ClaimBlock(
+        LIC_REFERENCE, ("c1", "c2", "c3", "c4", asked + "ans"), question=question
+    )
     details = out["noise_sensitivity_relevant"].details
     assert details["relevant_contexts"] == [0, 1, 2]
     assert details["answer_claims"][2] == {
@@ -101,7 +107,7 @@ def test_faithfulness_alone_asks_only_for_answer_claims_against_contexts() -> No
     [out] = asyncio.run(fam.score_batch([sample], ["faithfulness"]))
     assert out["faithfulness"].value == 1.0
     assert judge.analyze_requests[0].wants == {"answer_claims"}
-    assert judge.verify_requests[0] == (ClaimBlock(("a", "b"), ("c1", "c2")),)
+    assert judge.verify_requests[0] == (ClaimBlock(("a", "b"), ("c1", "c2"), question="q"),)
     # The same sample with a reference metric asked for does ask for them: the check above
     # can tell the two apart.
     judge_both = FakeJudge(

@@ -47,27 +47,19 @@ CAREFUL_READER: dict[tuple[str, str], tuple[bool, bool]] = {
 }
 
 
-#: Verdicts verifier-v6 gets wrong today (issue 24, its target not met: docs/validity.md).
-#: Strict: a fix turns these into failures until the entry is removed.
+#: Verdicts verifier-v7 gets wrong today (issue 35). Strict: a fix turns these into failures
+#: until the entry is removed. "Sea level" for "standard atmospheric pressure" is knowledge
+#: of the world the words do not give, and the entailment model reads it as a contradiction.
 WRONG_TODAY: frozenset[tuple[str, str]] = frozenset(
     {
         ("q02", "Water boils at 100 degrees Celsius at sea level."),
-        ("q03", "Frankenstein was published in 1897."),
-        ("q05", "Japan uses the yen."),
-        ("q07", "Fe is the symbol for iron."),
-        (
-            "q10",
-            "Light travels at about 300,000 kilometres per second, or exactly 299,792,458 "
-            "metres per second.",
-        ),
-        ("q11", "The Amazon flows through Cairo."),
     }
 )
 
 
 def _case(key: tuple[str, str]):
     if key in WRONG_TODAY:
-        reason = "verifier-v6 judges this claim wrongly (issue 24)"
+        reason = "verifier-v7 judges this claim wrongly (issue 35)"
         return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason))
     return key
 

@@ -342,8 +342,8 @@ class ClaimsFamily:
         premises_r = (contexts if plan.reference_vs_contexts else ()) + (
             (answer_premise(question, sample.answer or ""),) if plan.reference_vs_answer else ()
         )
-        blocks = [ClaimBlock(answer_claims, premises_a)]
-        blocks += [ClaimBlock(claims, premises_r) for claims in reference_claims]
+        blocks = [ClaimBlock(answer_claims, premises_a, question=question)]
+        blocks += [ClaimBlock(claims, premises_r, question=question) for claims in reference_claims]
         verification: Verification = await self.judge.verify(blocks)
         if len(verification.matrices) != len(blocks):
             raise ValueError(

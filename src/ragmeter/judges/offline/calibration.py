@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.judges.offline.binding import BINDING_FEATURES
 from ragmeter.judges.offline.conflicts import CONFLICT_RULE_FEATURES
 from ragmeter.judges.offline.features import ALL_LEXICAL_FEATURES
 from ragmeter.judges.offline.model_features import NLI_FEATURES
@@ -86,6 +87,7 @@ ALL_FEATURES: tuple[str, ...] = (
     "semantic",
     *NLI_FEATURES,
     *CONFLICT_RULE_FEATURES,
+    *BINDING_FEATURES,
 )
 
 _LFQA = "lfqa_verification (Chen et al. 2023), all 600 answers / 3,993 sentences"
@@ -192,6 +194,7 @@ CONFLICT_FEATURES: tuple[str, ...] = (
     "missing_dates",
     "negation_mismatch",
     *CONFLICT_RULE_FEATURES,
+    *BINDING_FEATURES,
 )
 #: Entailment also needs more than this share of the claim's content words in the premise
 #: (the lexical calibrations' ``min_content_share``).
@@ -216,4 +219,4 @@ def hard_conflicts(
 
 
 #: Bump when the claim splitter, the features or the calibration change.
-VERSION = "verifier-v6"
+VERSION = "verifier-v7"

@@ -15,7 +15,8 @@ and flag a cell (claim, premise) as a hard conflict when
     claim holds, and a clause holding the rest of the claim's content words holds its
     opposite instead ("larger" for "smaller", "before" for "after");
 ``role_conflict``
-    the claim's verb has the same lemma as a verb of a premise sentence that holds every
+    the claim's verb (not a copula: "X is the symbol for Y" and "Y ... with symbol X" are
+    one fact) has the same lemma as a verb of a premise sentence that holds every
     content word of the claim, and the claim's subject is that verb's object and its object
     that verb's subject ("Chelsea beat Arsenal" against "Arsenal beat Chelsea", "Lumo
     acquired Brightline" against "Lumo was acquired by Brightline"); read from spaCy's
@@ -81,6 +82,9 @@ class Clause:
         return not self.negated_stems.isdisjoint(content)
 
 
+#: "Yes, there is ..." : the answer word is no word a clause must hold.
+_ANSWER_WORDS = frozenset({"yes"})
+
 #: Negation words whose scope the polarity rule reads ("without" qualifies, it does not
 #: deny: "after a day without food, your body releases glucagon").
 _SCOPED_NEGATIONS = NEGATIONS - {"without"}
@@ -114,9 +118,16 @@ def _negated_stems(toks: list[str]) -> frozenset[str]:
     )
 
 
-def conflict_features(claim: ClaimText, premise: str) -> tuple[float, float]:
-    """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``."""
-    content = frozenset(claim.content)
+def conflict_features(
+    claim: ClaimText, premise: str, names: frozenset[str] = frozenset()
+) -> tuple[float, float]:
+    """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``; the
+    claim's ``names`` (stems) are left out of the words a clause must hold when the claim
+    has others (a passage says "the town" where the claim names it: the name's binding is
+    :mod:`~ragmeter.judges.offline.binding`'s)."""
+    content = frozenset(claim.content) - _ANSWER_WORDS
+    if names and content - names:
+        content = content - names
     if not content:
         return 0.0, 0.0
     clauses = clauses_of(premise)
@@ -165,6 +176,9 @@ def _key(token: Any) -> frozenset[str]:
     return frozenset(words)
 
 
+_COPULAS = frozenset({"is", "are", "was", "were", "be", "been", "being", "'s", "am"})
+
+
 def _nouns(tokens_: Any) -> list[frozenset[str]]:
     return [_key(t) for t in tokens_ if t.pos_ in ("NOUN", "PROPN")]
 
@@ -179,7 +193,9 @@ def _roles(nlp: Any, doc: Any) -> list[tuple[str, list[frozenset[str]], list[fro
 
     out = []
     for verb in doc:
-        if verb.pos_ not in ("VERB", "AUX"):
+        # a copula has no agent: "Fe is the symbol for iron" and "Iron ... with symbol Fe"
+        # say the same thing the other way round
+        if verb.pos_ not in ("VERB", "AUX") or verb.lower_ in _COPULAS:
             continue
         agents, patients = [], []
         for child in verb.children:

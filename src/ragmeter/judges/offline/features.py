@@ -16,7 +16,9 @@ Evidence of one claim against one premise (:func:`claim_features`)
     ``trigram_cover``
         The share of the claim's tokens covered by a token trigram that occurs in the premise.
     ``missing_numbers`` / ``missing_names``
-        How many numbers / capitalised words of the claim the premise lacks (hard conflicts).
+        How many quantities of the claim the premise does not give for the same unit
+        (:mod:`~ragmeter.judges.offline.quantities`; a hard conflict) / how many capitalised
+        words of the claim it lacks.
     ``missing_content``
         ``log(1 + number of the claim's content words missing from the premise)``.
     ``log_length``
@@ -54,6 +56,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ragmeter.judges.offline.quantities import unbound_quantities
 from ragmeter.text import DATE_WORDS, SPEAKER_WORDS, STOP_WORDS, split_sentences, tokens
 from ragmeter.text import NUMBER_RE as _NUMBER_RE
 
@@ -327,9 +330,8 @@ def claim_features(claim: ClaimText, premise: PremiseText) -> list[float]:
             if trigram in joined:
                 covered[i] = covered[i + 1] = covered[i + 2] = True
         trigram_cover = sum(covered) / n
-    missing_numbers = (
-        sum(1 for x in claim.numbers if x not in premise.numbers) if claim.numbers else 0
-    )
+    # a quantity bound to its unit, converted, hedged (quantities.py), not a bare number
+    missing_numbers = unbound_quantities(claim.text, premise.text) if claim.numbers else 0
     missing_names = sum(
         1 for w in claim.names if w not in premise.words and stem(w) not in premise.stems
     )

@@ -63,14 +63,28 @@ import numpy as np
 
 from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError, ModelUnavailableError
-from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.base import (
+    Analysis,
+    AnalyzeRequest,
+    ClaimBlock,
+    Verification,
+    split_answer_premise,
+)
 from ragmeter.judges.offline.analysis import (
     REGEX_ENTITIES,
     SPACY_ENTITIES,
     offline_questions,
     regex_entities,
 )
+from ragmeter.judges.offline.answer_reading import AnswerReading, read_as_answer
 from ragmeter.judges.offline.batching import CallBatcher, outcomes_of
+from ragmeter.judges.offline.binding import (
+    ClaimWords,
+    answer_conflict,
+    claim_names,
+    parsed_words,
+    subject_conflict,
+)
 from ragmeter.judges.offline.calibration import (
     ALL_FEATURES,
     GATE_FEATURE,
@@ -108,6 +122,7 @@ from ragmeter.judges.offline.features import (
     prepare_block,
     prepare_claim,
     prepare_premise,
+    stem,
 )
 from ragmeter.judges.offline.features import numbers as numbers_of
 from ragmeter.judges.offline.model_features import (
@@ -121,6 +136,7 @@ from ragmeter.judges.offline.reference_reading import read_references
 from ragmeter.judges.offline.stored import BlockVerdict, OfflineStore, runtime_versions
 from ragmeter.judges.offline.verdict import (
     MODEL,
+    RULE_ANSWER,
     RULE_NO_SHARED,
     RULE_NUMBER,
     RULE_RESTATES,
@@ -134,6 +150,7 @@ from ragmeter.judges.offline.verdict import (
 )
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.settings import Settings
+from ragmeter.text import tokens
 
 __all__ = ["MODEL_DECISION", "OfflineJudge"]
 
@@ -142,6 +159,12 @@ _NLI_COLUMNS = [ALL_FEATURES.index(name) for name in NLI_FEATURES]
 #: The columns ``conflict_features`` fills (the role rule is filled from a parse batch).
 _RULE_COLUMNS = [ALL_FEATURES.index(name) for name in ("polarity_conflict", "antonym_conflict")]
 _ROLE = ALL_FEATURES.index("role_conflict")
+_SUBJECT = ALL_FEATURES.index("subject_conflict")
+_ANSWER = ALL_FEATURES.index("answer_conflict")
+#: Answers read with their question that :func:`read_as_answer` decides alone: up to this
+#: many tokens (a reference like "2000 GB." or "Mary Shelley wrote Frankenstein in 1818.";
+#: longer answers are read by the calibrated verifier).
+ANSWER_RULE_TOKENS = 40
 T = TypeVar("T")
 
 
@@ -679,10 +702,15 @@ class OfflineJudge:
             # The features and the evidence spans read the same prepared texts.
             claims: dict[str, ClaimText] = {}
             premises: dict[str, PremiseText] = {}
-            supports, conflicts = self._support(blocks, claims, premises)
+            supports, conflicts, readings = self._read(blocks, claims, premises)
             threshold = self.calibration.threshold
             verdicts = [(v >= threshold) & ~c for v, c in zip(supports, conflicts, strict=True)]
-            evidence = self._calibrated_evidence(blocks, supports, conflicts, claims, premises)
+            for verdict, read in zip(verdicts, readings, strict=True):
+                for (i, j), reading in read.items():
+                    verdict[i, j] = reading.entailed
+            evidence = self._calibrated_evidence(
+                blocks, supports, conflicts, readings, claims, premises
+            )
         meta: dict[str, Any] = {
             "method": "offline",
             "judge": self.name,
@@ -702,17 +730,21 @@ class OfflineJudge:
         blocks: Sequence[ClaimBlock],
         supports: Sequence[np.ndarray],
         conflicts: Sequence[np.ndarray],
+        readings: Sequence[dict[tuple[int, int], AnswerReading]],
         claim_texts: dict[str, ClaimText],
         premise_texts: dict[str, PremiseText],
     ) -> tuple[tuple[tuple[dict[str, Any], ...], ...], ...]:
         """Evidence of the calibrated verifier's cells: its support, "calibrated" (or
-        "rule:hard_conflict" where a conflict vetoed it), the span of the claim's best
-        two-sentence window of the premise, and uncertain when the support is within the
-        calibration's ``uncertain_margin`` of its threshold (a vetoed cell is certain).
+        "rule:hard_conflict" where a conflict vetoed it, "rule:answer" where a short
+        answer read with its question decided), the span of the claim's best two-sentence
+        window of the premise, and uncertain when the support is within the calibration's
+        ``uncertain_margin`` of its threshold (a vetoed or ruled cell is certain).
         ``claim_texts`` and ``premise_texts``: texts prepared before (more are added)."""
         premises: dict[str, tuple[PremiseText, list[tuple[int, int]]]] = {}
         out = []
-        for block, support, conflict in zip(blocks, supports, conflicts, strict=True):
+        for block, support, conflict, read in zip(
+            blocks, supports, conflicts, readings, strict=True
+        ):
             rows = []
             for i, claim in enumerate(block.claims):
                 if claim not in claim_texts:
@@ -729,7 +761,12 @@ class OfflineJudge:
                     first, last = window_span(content, premise, width=WINDOW_SENTENCES)
                     span = [(spans[first][0], spans[last - 1][1])] if last > first else []
                     value = float(support[i, j])
-                    if conflict[i, j]:
+                    reading = read.get((i, j))
+                    if reading is not None:
+                        cell = evidence_dict(value, RULE_ANSWER, span)
+                        cell["why"] = reading.why
+                        cells.append(cell)
+                    elif conflict[i, j]:
                         cells.append(evidence_dict(value, "rule:hard_conflict", span))
                     else:
                         unsure = self.calibration.uncertain(value)
@@ -745,26 +782,42 @@ class OfflineJudge:
         if self.decision is not None:
             supports = self.decide(blocks)[0]
             return supports, [np.zeros(s.shape, dtype=bool) for s in supports]
-        return self._support(blocks, {}, {})
+        supports, conflicts, readings = self._read(blocks, {}, {})
+        for support, conflict, read in zip(supports, conflicts, readings, strict=True):
+            for (i, j), reading in read.items():
+                # a ruled cell: entailed exactly when the rule says so
+                conflict[i, j] = not reading.entailed
+                if reading.entailed:
+                    support[i, j] = max(support[i, j], self.calibration.threshold)
+        return supports, conflicts
 
-    def _support(
+    def _read(
         self,
         blocks: Sequence[ClaimBlock],
         claim_texts: dict[str, ClaimText],
         premise_texts: dict[str, PremiseText],
-    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """:meth:`support` of the calibrated verifier, the texts it prepares kept in
-        ``claim_texts`` and ``premise_texts``."""
+    ) -> tuple[list[np.ndarray], list[np.ndarray], list[dict[tuple[int, int], AnswerReading]]]:
+        """:meth:`support` of the calibrated verifier, and the cells a short answer read
+        with its question decides (:mod:`~ragmeter.judges.offline.answer_reading`: their
+        support is the rule's), the texts it prepares kept in ``claim_texts`` and
+        ``premise_texts``."""
         supports: list[np.ndarray] = []
         conflicts: list[np.ndarray] = []
+        readings: list[dict[tuple[int, int], AnswerReading]] = []
         features = self._features(blocks, claim_texts, premise_texts)
-        for feats, restated in zip(*features, strict=True):
+        for block, feats, restated in zip(blocks, *features, strict=True):
             z = feats[..., self._columns] @ self._weights + self.calibration.bias
             support = _sigmoid(z)
             support[restated] = 0.0
+            conflict = hard_conflicts(feats, self.calibration.min_content_share)
+            read = _answer_readings(block)
+            for (i, j), reading in read.items():
+                support[i, j] = reading.support
+                conflict[i, j] = False
             supports.append(support)
-            conflicts.append(hard_conflicts(feats, self.calibration.min_content_share))
-        return supports, conflicts
+            conflicts.append(conflict)
+            readings.append(read)
+        return supports, conflicts, readings
 
     def decide(
         self, blocks: Sequence[ClaimBlock]
@@ -905,10 +958,14 @@ class OfflineJudge:
         restated: list[np.ndarray] = []
         #: (block, claim, premise) cells a premise sentence covers, for the role rule.
         covered: list[tuple[int, int, int, str, tuple[str, ...]]] = []
+        words = self._words_of(
+            [c for plan in plans for _, claims_as, q in plan if q is None for c in claims_as]
+        )
         for b, (block, plan) in enumerate(zip(blocks, plans, strict=True)):
             feats = np.zeros((len(block.claims), len(block.premises), len(ALL_FEATURES)))
             claims = [claim_cache[c] for c in block.claims]
             shared = prepare_block(claims) if claims else None  # the gate reads a block feature
+            asked = frozenset(prepare_claim(block.question).content) if block.question else None
             for j, (premise_text, claims_as, _) in enumerate(plan):
                 premise = premise_cache[premise_text]
                 idf = shared.idf(premise) if shared is not None else None
@@ -917,9 +974,17 @@ class OfflineJudge:
                     feats[i, j, :n_lex] = claim_features(claim, premise)
                     if idf is not None:
                         feats[i, j, n_lex:n_all] = block_features(claim, premise, idf)
-                    feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text)
-                    if plan[j][2] is None and (sentences := covering_sentences(claim, premise)):
-                        covered.append((b, i, j, claim_text, sentences))
+                    if plan[j][2] is None:
+                        found = words[claim_text]
+                        names = frozenset(stem(n) for n in found.names)
+                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text, names)
+                        if sentences := covering_sentences(claim, premise):
+                            covered.append((b, i, j, claim_text, sentences))
+                        feats[i, j, _SUBJECT] = subject_conflict(found.names, claim, premise)
+                        if asked:
+                            feats[i, j, _ANSWER] = answer_conflict(found, claim, asked, premise)
+                    else:
+                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text)
                     if semantic is not None:
                         feats[i, j, _SEMANTIC] = semantic(claim_text, premise_text)
             out.append(feats)
@@ -932,6 +997,18 @@ class OfflineJudge:
             with self._count_lock:  # verify runs in worker threads
                 self.model_pairs += checked
         return out, restated
+
+    def _words_of(self, claims: list[str]) -> dict[str, ClaimWords]:
+        """What binding reads of each claim (:mod:`~ragmeter.judges.offline.binding`): its
+        proper nouns, nouns and adjectives by spaCy's parse, one batch; without spaCy,
+        capitalised words after the first as names and no values."""
+        distinct = list(dict.fromkeys(claims))
+        nlp = self._parser_or_none() if distinct else None
+        if nlp is None:
+            return {c: ClaimWords(claim_names(c)) for c in distinct}
+        from ragmeter.models.syntax import parse
+
+        return {c: parsed_words(d) for c, d in zip(distinct, parse(nlp, distinct), strict=True)}
 
     def _fill_roles(
         self, feats: list[np.ndarray], covered: list[tuple[int, int, int, str, tuple[str, ...]]]
@@ -1030,6 +1107,20 @@ def split_verification(together: Verification, sizes: Sequence[int]) -> list[Ver
             if key in meta:
                 own[key] = tuple(meta[key][part])
         out.append(Verification(matrices=tuple(together.matrices[part]), meta=own))
+    return out
+
+
+def _answer_readings(block: ClaimBlock) -> dict[tuple[int, int], AnswerReading]:
+    """The cells of ``block`` whose premise is a short answer read with its question, each
+    with :func:`read_as_answer`'s verdict on the claim as written."""
+    out: dict[tuple[int, int], AnswerReading] = {}
+    for j, premise in enumerate(block.premises):
+        parts = split_answer_premise(premise)
+        if parts is None or len(tokens(parts[1])) > ANSWER_RULE_TOKENS:
+            continue
+        question, answer = parts
+        for i, claim in enumerate(block.claims):
+            out[i, j] = read_as_answer(claim, question, answer)
     return out
 
 

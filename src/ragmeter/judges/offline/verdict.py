@@ -52,6 +52,8 @@ RULE_NO_SHARED = "rule:no_shared_content"
 RULE_VERBATIM = "rule:verbatim"
 RULE_RESTATES = "rule:restates_question"
 RULE_NUMBER = "rule:number_missing"
+#: A short answer read with its question decided (:mod:`~ragmeter.judges.offline.answer_reading`).
+RULE_ANSWER = "rule:answer"
 
 
 @dataclass(frozen=True, slots=True)

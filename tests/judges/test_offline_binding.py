@@ -1,0 +1,173 @@
+"""Claims bound to their subject and values; short references read as answers (issue 35)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter.judges.base import ClaimBlock, answer_premise
+from ragmeter.judges.offline.answer_reading import read_as_answer
+from ragmeter.judges.offline.binding import claim_names, subject_conflict
+from ragmeter.judges.offline.features import prepare_claim, prepare_premise
+from ragmeter.judges.offline.quantities import quantities, unbound_quantities
+
+
+@pytest.mark.parametrize(
+    ("claim", "premise", "unbound"),
+    [
+        ("The Enterprise plan gets 10 GB.", "It offers 1000 GB for up to 10 members.", 1),
+        ("The plan has 1000 members.", "It offers 1000 GB for up to 10 members.", 1),
+        ("The plan allows 10 members.", "It offers 1000 GB for up to 10 members.", 0),
+        (
+            "Light travels at about 300,000 kilometres per second.",
+            "Light travels at exactly 299,792,458 metres per second.",
+            0,
+        ),
+        ("Light travels at 300,000 metres per second.", "It travels at 299,792,458 m/s.", 1),
+        ("About 70,400 people live there.", "The town has 70,412 inhabitants.", 0),
+        ("Exactly 70,400 people live there.", "The town has 70,412 inhabitants.", 1),
+        ("The population is 2.3 million.", "About 2,300,000 people live there.", 0),
+        ("Water boils at 100 degrees Celsius.", "Water boils at 212 °F.", 0),
+        ("It was completed in 1889.", "It was completed in 1889 as an arch.", 0),
+        ("Mars has two moons.", "Mars has two small moons.", 0),
+        ("It weighs 3 kg.", "It weighs 3 pounds.", 1),
+    ],
+)
+def test_a_quantity_is_bound_to_its_unit_converted_and_hedged(claim, premise, unbound) -> None:
+    assert unbound_quantities(claim, premise) == unbound
+
+
+def test_quantities_read_scale_words_currency_and_units() -> None:
+    found = quantities("It weighs 2.5 kg, costs $40 and earns 1.2 billion euros.")
+    assert [(q.value, q.dimension) for q in found] == [
+        (2500.0, "mass"),
+        (40.0, "money"),
+        (1.2e9, "money_eur"),
+    ]
+
+
+QUESTION = "How much storage does a Notewise workspace on the Pro plan get?"
+
+
+@pytest.mark.parametrize(
+    ("claim", "question", "reference", "entailed"),
+    [
+        (
+            "A Notewise workspace on the Pro plan gets 2000 GB of shared storage.",
+            QUESTION,
+            "2000 GB.",
+            True,
+        ),
+        ("A Notewise workspace on the Pro plan gets 1000 GB.", QUESTION, "2000 GB.", False),
+        ("Japan uses the yen.", "What currency is used in Japan?", "The Japanese yen.", True),
+        ("Fe is the symbol for iron.", "Which element has the chemical symbol Fe?", "Iron.", True),
+        ("Iron is element number 26.", "Which element has the chemical symbol Fe?", "Iron.", False),
+        ("The Amazon flows through Cairo.", "Which river flows through Cairo?", "The Nile.", False),
+        (
+            "Miradex is used to treat high cholesterol.",
+            "What condition is Miradex used to treat?",
+            "plaque psoriasis.",
+            False,
+        ),
+        (
+            "Miradex is used to treat plaque psoriasis.",
+            "What condition is Miradex used to treat?",
+            "plaque psoriasis.",
+            True,
+        ),
+        (
+            "Wexcombe is home to roughly 70,400 people.",
+            "What is the population of Wexcombe?",
+            "About 70,400.",
+            True,
+        ),
+        ("The warbler is endangered.", "Is the warbler endangered?", "Yes.", True),
+        ("The warbler is not endangered.", "Is the warbler endangered?", "Yes.", False),
+        (
+            "The Eiffel Tower was completed for the World's Fair.",
+            "When was the Eiffel Tower completed?",
+            "It was completed in 1889.",
+            False,
+        ),
+        ("The Eiffel Tower is in Paris.", "Where is the Eiffel Tower?", "The Eiffel Tower.", False),
+        (
+            "The provinces along the River Ellet are Miret.",
+            "Which provinces does the River Ellet flow through?",
+            "Lunhal, Miret and Ostria.",
+            True,
+        ),
+    ],
+)
+def test_a_short_reference_is_read_as_the_answer_to_its_question(
+    claim, question, reference, entailed
+) -> None:
+    reading = read_as_answer(claim, question, reference)
+    assert reading.entailed is entailed
+    assert (reading.support >= 0.5) is entailed
+    assert reading.why
+
+
+def test_a_claim_that_only_restates_the_question_is_not_entailed_by_an_answer() -> None:
+    reading = read_as_answer("The Pro plan gets storage.", QUESTION, "2000 GB.")
+    assert not reading.entailed
+
+
+def test_the_offline_judge_decides_short_references_by_the_answer_reading() -> None:
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    premise = answer_premise(QUESTION, "2000 GB.")
+    claims = (
+        "A Notewise workspace on the Pro plan gets 2000 GB of shared storage.",
+        "A Notewise workspace on the Pro plan gets 1000 GB.",
+    )
+    result = OfflineJudge(model=None).verify_sync([ClaimBlock(claims, (premise,))])
+    assert result.matrices == (((True,), (False,)),)
+    cells = [row[0] for row in result.meta["evidence"][0]]
+    assert [c["decided_by"] for c in cells] == ["rule:answer", "rule:answer"]
+    assert all(c["why"] for c in cells)
+
+
+TOWNS = (
+    "Ashford is a market town in the north. Its lanes draw walkers. "
+    "Ashford traditionally lived from tin mining."
+)
+WEXCOMBE = (
+    "Wexcombe is a market town in the hills. Its lanes draw walkers. "
+    "The town traditionally lived from tin mining."
+)
+
+
+def test_a_claim_about_another_town_is_not_bound_to_a_passage_about_ashford() -> None:
+    claim = prepare_claim("Wexcombe traditionally lived from tin mining.")
+    names = claim_names("In fact Wexcombe traditionally lived from tin mining.")
+    assert names == ("wexcombe",)
+    assert subject_conflict(names, claim, prepare_premise(TOWNS))
+    # "the town" is read with the entity its passage is about
+    assert not subject_conflict(names, claim, prepare_premise(WEXCOMBE))
+    # a passage that names Wexcombe in passing is still about Ashford
+    passing = TOWNS.replace("in the north", "near Wexcombe")
+    assert subject_conflict(names, claim, prepare_premise(passing))
+
+
+def test_a_sentence_opening_with_a_common_noun_names_no_other_subject() -> None:
+    claim = prepare_claim("Lemmazole is prescribed for asthma.")
+    premise = prepare_premise(
+        "Lemmazole is a prescription medicine. Doctors prescribe the drug for asthma."
+    )
+    assert not subject_conflict(("lemmazole",), claim, premise)
+
+
+def test_the_offline_judge_refuses_a_claim_bound_to_another_subject() -> None:
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    judge = OfflineJudge()
+    claims = ("Wexcombe traditionally lived from tin mining.",)
+    result = judge.verify_sync([ClaimBlock(claims, (TOWNS, WEXCOMBE))])
+    assert result.matrices == (((False, True),),)
+
+
+def test_a_copula_read_the_other_way_round_is_no_role_conflict() -> None:
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    premise = "Iron is a chemical element with symbol Fe and atomic number 26."
+    result = OfflineJudge().verify_sync([ClaimBlock(("Fe is the symbol for iron.",), (premise,))])
+    assert result.matrices == (((True,),),)
