@@ -380,7 +380,7 @@ def active_labels_needed(
     as now) bring :func:`active_mean`'s interval to ``width``. With ``pi = m * q`` for a budget
     of ``m`` labels, the variance is ``A / m - B``, ``A = sum(e^2 / q) / N^2`` and
     ``B = sum(e^2) / N^2``, both estimated from the labelled rows' errors ``e`` weighted by
-    their inverse probabilities; ``None`` with fewer than three labels."""
+    their inverse probabilities (``q = pi / n``); ``None`` with fewer than three labels."""
     y_a, f_l = _array(y, "y"), _array(f_labelled, "f_labelled")
     p = _probabilities(probability, y_a.size)
     f_a = _array(f_all, "f_all")
@@ -398,8 +398,9 @@ def active_labels_needed(
     sq = (y_a - a - lam * f_l) ** 2 * n / (n - 2)
     if floor is not None:
         sq = np.maximum(sq, floor)
-    budget = float(p.sum())
-    big_a = budget * float((sq / (p * p)).sum()) / big_n**2
+    # The budget the probabilities were drawn for, sum(pi over N), is estimated without bias
+    # by sum(pi / pi over the labelled rows) = n.
+    big_a = n * float((sq / (p * p)).sum()) / big_n**2
     big_b = float((sq / p).sum()) / big_n**2
     target = (width / 2.0 / z_value(confidence)) ** 2
     return int(min(big_n, max(3, np.ceil(big_a / (target + big_b)))))

@@ -207,3 +207,56 @@ def test_rows_sharing_an_id_export_indexes_and_calibrate_finds_them(browser, tmp
     # with row 0 (id "3", judge 0), which would make the bias -1.
     assert entry.n_labelled_rows == 4
     assert entry.bias.mean == pytest.approx((0 + 0 + 0 + 1) / 4 - 1)
+
+
+def test_answer_claims_are_labelled_against_the_reference_by_keys_and_calibrate(
+    reference_run, browser, tmp_path
+):
+    import ragmeter
+
+    page = tmp_path / "labels.html"
+    write_label_page(
+        reference_run,
+        page,
+        sample=1,
+        seed=0,
+        metric="noise_sensitivity_relevant",
+        target_width=0.1,
+    )
+    browser.open(page)
+    # Each answer claim is asked against the reference answers, then against the contexts,
+    # then each reference claim against the answer: 3 + 3 + 3 items.
+    assert browser.js("document.getElementById('progress').textContent") == "0 of 9 labelled"
+    heading = "[...document.querySelectorAll('.field > b')].map(b => b.textContent)"
+    assert "claims (does a reference answer state it?)" in browser.js(heading)
+    assert "claims (do the contexts support it?)" in browser.js(heading)
+    # Answer claim 0's reference verdict rests on reference 0's first sentence: marked.
+    marked = "[...document.querySelectorAll('mark.on')].map(m => m.textContent)"
+    assert browser.js(marked) == ["Paris is the capital of France"]
+    for key in "snn":  # answer claims 0-2 against the reference
+        browser.press(key)
+    for key in "ssn":  # answer claims 0-2 against the contexts
+        browser.press(key)
+    browser.press("s")  # reference claim 0 against the answer
+    assert browser.js("document.getElementById('progress').textContent") == "7 of 9 labelled"
+    assert "target width 0.1" in browser.js("document.getElementById('budget').textContent")
+    browser.reload()
+    assert browser.js("document.getElementById('progress').textContent") == "7 of 9 labelled"
+    _, blob = browser.download("#export")
+    got = labels(blob, selection="uniform", sample=1, seed=0, of_rows=6, key="id")
+    assert [(g["claim"], g["label"], g["source"], g.get("against")) for g in got] == [
+        (0, "supported", "answer", "reference"),
+        (1, "not_supported", "answer", "reference"),
+        (2, "not_supported", "answer", "reference"),
+        (0, "supported", "answer", None),
+        (1, "supported", "answer", None),
+        (2, "not_supported", "answer", None),
+        (0, "supported", "reference", "answer"),
+    ]
+    exported = tmp_path / "labels.jsonl"
+    exported.write_bytes(blob)
+    entry = ragmeter.calibrate(reference_run, exported).as_dict()["noise_sensitivity_relevant"]
+    assert entry["agreement"]["answer claims against the reference"]["n"] == 3
+    assert entry["agreement"]["answer claims against the contexts"]["n"] == 3
+    assert "the judge's verdicts kept" not in entry["how"]
+    assert "at least 10" in entry["calibrated"]["refused"]  # one row: no interval
