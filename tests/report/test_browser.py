@@ -114,8 +114,10 @@ def test_escaping_alone_stops_scripts_without_the_csp(report, tmp_path):
 
 def test_plots_render_as_svg_with_paths(report, tmp_path):
     dom = dump_dom(report, tmp_path / "profile")
-    svgs = re.findall(r"<svg\b.*?</svg>", dom, flags=re.DOTALL)
+    svgs = re.findall(r'<svg class="pl".*?</svg>', dom, flags=re.DOTALL)
     assert len(svgs) == 6  # 3 metrics, and 3 grouped by category
+    sparks = re.findall(r'<svg class="sp".*?</svg>', dom, flags=re.DOTALL)
+    assert len(sparks) == 3 and all("<path" in svg for svg in sparks)  # the overview's
     for svg in svgs:
         assert len(re.findall(r"<path\b", svg)) >= 4  # axes, boxes, bars
         assert re.search(r'viewBox="0 0 [\d.]+ [\d.]+"', svg)
@@ -140,3 +142,30 @@ def test_screenshot_is_a_non_trivial_png(report, tmp_path):
     # The histogram bars take the stylesheet's colour (#2b7a78): the shared styles apply.
     teal = (abs(flat.astype(int) - (0x2B, 0x7A, 0x78)).sum(axis=1) < 12).sum()
     assert teal > 2000
+
+
+def test_the_table_of_rows_sorts_and_filters_by_css_alone(rd, tmp_path):
+    """Issue 37, item 2: the report runs no script, yet its table of rows sorts by a score and
+    filters to a kind of row. The test checks a sort and a filter radio as a click would (the
+    page's own markup, ``checked`` moved), then reads the rows' positions on screen with a
+    script of its own added to a copy without the CSP."""
+    results = rd.write_run(tmp_path / "out.jsonl", rd.make_rows(), rd.make_info())
+    text = write_report(results, tmp_path / "r.html").read_text(encoding="utf-8")
+    column = re.findall(r'<th class=s title="([^":]+):', text).index("faithfulness")
+    text = text.replace("id=rs-i checked", "id=rs-i").replace(
+        f"id=rs{column}d aria-label", f"id=rs{column}d checked aria-label"
+    )
+    text = text.replace("id=rf-all checked", "id=rf-all")
+    text = text.replace("id=rf-x aria-label", "id=rf-x checked aria-label")  # unscored rows
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", text)
+    probe = (
+        "<script>document.title=[...document.querySelectorAll('.rt tbody tr')]"
+        ".filter(r=>r.offsetParent!==null).sort((a,b)=>a.getBoundingClientRect().top-"
+        "b.getBoundingClientRect().top).map(r=>r.id).join(' ')</script>"
+    )
+    page = tmp_path / "probe.html"
+    page.write_text(text.replace("</body>", probe + "</body>"), encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", dump_dom(page, tmp_path / "profile")).group(1)
+    # context_precision is undefined on rows 0, 5 and 10: those are the unscored rows; by
+    # faithfulness (row / 11), highest first
+    assert title.split() == ["row-10", "row-5", "row-0"]

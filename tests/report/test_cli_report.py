@@ -43,7 +43,7 @@ def test_report_writes_html(cli, results_file, tmp_path):
     assert res.exit_code == 0, res.output
     assert f"Report written to {out}" in res.output
     doc = out.read_text()
-    assert doc.count("<svg") == 6 and 'id="groups"' in doc
+    assert doc.count('<svg class="pl"') == 6 and 'id="groups"' in doc
 
 
 def test_report_defaults_output_next_to_results(cli, results_file):

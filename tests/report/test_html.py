@@ -62,26 +62,32 @@ def test_data_text_is_escaped_and_shown(report, rd):
     assert "<b>bold</b>" not in report
 
 
-def test_summary_table_has_every_statistic(report, rd):
-    for header in ("n", "undefined", "failed", "mean", "median", "std", "min", "max"):
+def test_the_overview_has_each_metrics_counts_mean_interval_and_distribution(report, rd):
+    for header in ("n", "undefined", "failed", "mean", "distribution", "signs"):
         assert f"<th>{header}</th>" in report
     assert "95% bootstrap interval" in report
     # faithfulness: 12 scores 0..1, mean 0.5; context_precision: 3 undefined
-    row = re.search(r"<tr><td>faithfulness</td>.*?</tr>", report).group(0)
-    cells = re.findall(r"<td class=n>([^<]*)</td>", row)
+    row = re.search(r'<tr><td><a href="#metric-0">faithfulness</a></td>.*?</tr>', report)
+    cells = re.findall(r"<td class=n>([^<]*)</td>", row.group(0))
     faith = [r["scores"]["faithfulness"] for r in rd.make_rows()]
-    expected = ["12", "0", "0", f"{statistics.mean(faith):.3f}", f"{statistics.median(faith):.3f}"]
-    assert cells[:5] == expected
-    assert cells[5] == f"{statistics.stdev(faith):.3f}"
-    assert cells[6:8] == ["0.000", "1.000"]
-    assert re.fullmatch(r"\[0\.\d{3}, 0\.\d{3}\]", cells[8])
-    assert re.search(
-        r"<tr><td>context_precision</td>.*?<td class=n>9</td><td class=n>3</td>", report
-    )
+    assert cells[:4] == ["12", "0", "0", f"{statistics.mean(faith):.3f}"]
+    assert re.fullmatch(r"\[0\.\d{3}, 0\.\d{3}\]", cells[4])
+    assert '<svg class="sp"' in row.group(0) and "12 scores in 10 bins" in row.group(0)
+    assert re.search(r">context_precision</a></td>.*?<td class=n>9</td><td class=n>3</td>", report)
+    # median, std, min and max are in the metric's own section
+    section = report.split('id="metric-0"')[1].split('id="metric-1"')[0]
+    stats = re.search(r'<p class="stats">(.*?)</p>', section).group(1)
+    for part in (
+        f"median {statistics.median(faith):.3f}",
+        f"std {statistics.stdev(faith):.3f}",
+        "min 0.000",
+        "max 1.000",
+    ):
+        assert part in stats
 
 
 def test_plots_are_inline_svg_per_metric_and_per_group(report):
-    svgs = re.findall(r"<svg\b.*?</svg>", report, flags=re.DOTALL)
+    svgs = re.findall(r'<svg class="pl".*?</svg>', report, flags=re.DOTALL)
     assert len(svgs) == 6  # 3 metrics + 3 grouped
     for svg in svgs[:3]:
         assert "Histogram: samples per bin" in svg and "Box plot" in svg
@@ -93,7 +99,7 @@ def test_plots_are_inline_svg_per_metric_and_per_group(report):
 
 def test_risk_signs_are_in_words_with_numbers_and_merged(report):
     summary = report.split('id="summary"')[1].split('id="metrics"')[0]
-    assert "<h3>Signs of risk (2)</h3>" in summary
+    assert '<h3 id="signs">Signs of risk (2)</h3>' in summary
     assert (
         "6 of 12 samples (50%) have faithfulness below 0.50, noise_sensitivity above 0.50 "
         "(lower is better), more than the 25% threshold."
@@ -109,7 +115,7 @@ def test_thresholds_change_the_signs(results_file):
     strict = render_report(
         results_file, thresholds=RiskThresholds(poor_share=0.9, missing_share=0.5)
     )
-    assert "<h3>Signs of risk (0)</h3>" in strict
+    assert '<h3 id="signs">Signs of risk (0)</h3>' in strict
     assert "No sign of high risk." in strict
     per_metric = RiskThresholds().with_overrides({"faithfulness.poor_share": "0.9"})
     doc = render_report(results_file, thresholds=per_metric)
@@ -124,9 +130,11 @@ def test_worst_samples_are_listed_with_reasons_and_claims(report, rd):
     assert "<th>claim</th><th>verdict</th>" in section
     assert "unsupported" in section
     assert "0 claims supported" in section
-    # lower is better: worst noise_sensitivity rows have the highest values (rows 0, 1, ...)
+    # lower is better: worst noise_sensitivity rows have the highest values (rows 0, 1, ...);
+    # with no claims in its details, each is one line, its row number a link to the row
     ns = report.split('id="metric-1"')[1].split('id="metric-2"')[0]
-    assert re.findall(r"<b>row (\d+) ·", ns)[:2] == ["0", "1"]
+    assert re.findall(r'<a href="#row-(\d+)">', ns)[:2] == ["0", "1"]
+    assert '<tr id="row-0"' in report
 
 
 def test_unscored_rows_are_listed_with_their_reason(report):
@@ -176,7 +184,7 @@ def test_baseline_section_compares_paired_rows(results_file, writer, rd):
 
 def test_in_memory_rows_and_info_work_like_files(results_file, rd):
     run = load_run(results_file)
-    assert render_report(run).count("<svg") == 3
+    assert render_report(run).count('<svg class="pl"') == 3
 
 
 def test_report_of_a_run_with_no_metrics(writer):
@@ -312,7 +320,7 @@ def test_sign_count_of_a_typical_12_row_run_is_small_and_stable(rd):
     for seed in range(10):
         run = Run.from_parts(*rd.typical_run(12, seed))
         doc = render_report(run)
-        counts.append(int(re.search(r"<h3>Signs of risk \((\d+)\)</h3>", doc).group(1)))
+        counts.append(int(re.search(r"<h3[^>]*>Signs of risk \((\d+)\)</h3>", doc).group(1)))
         flat_doc = render_report(run, thresholds=flat)
         flat_counts.append(int(re.search(r"Signs of risk \((\d+)\)", flat_doc).group(1)))
         summary = doc.split('id="summary"')[1].split('id="metrics"')[0]
@@ -327,7 +335,11 @@ def test_a_12_row_report_is_under_500_kb(rd, tmp_path, group_by):
     out = write_report(results, tmp_path / "r.html", group_by=group_by)
     assert out.stat().st_size < 500_000
     n_metrics = len(rd.typical_specs())
-    assert out.read_text(encoding="utf-8").count("<svg") == n_metrics * (2 if group_by else 1)
+    doc = out.read_text(encoding="utf-8")
+    assert doc.count('<svg class="sp"') == n_metrics  # one small histogram each
+    # a plot per metric, but for metrics with another's scores (said instead), and by group
+    same = doc.count('<p class="same">')
+    assert doc.count('<svg class="pl"') == (n_metrics - same) * (2 if group_by else 1)
 
 
 def test_a_10000_row_report_is_under_5_mb(rd, tmp_path):

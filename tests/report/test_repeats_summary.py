@@ -48,8 +48,8 @@ def noisy_judge(flip: float) -> FakeJudge:
 
 
 def summary_row(page: str, metric: str) -> str:
-    table = page[page.index('<h2 id="summary">') : page.index("<h3>Signs of risk")]
-    found = re.search(rf"<tr><td>{metric}</td>.*?</tr>", table)
+    table = page[page.index('<h2 id="summary">') : page.index('<h3 id="signs">Signs of risk')]
+    found = re.search(rf"<tr><td><a [^>]*>{metric}</a></td>.*?</tr>", table)
     assert found is not None
     return found.group(0)
 

@@ -1,5 +1,12 @@
 """One self-contained HTML report of a run: no script, no network, everything escaped.
 
+The page reads from the top: what to look at first (the signs of risk in a few words, the
+good scores to check, who judged), an overview of every metric (mean, interval, direction,
+a small histogram, its signs), the signs grouped by what they say, the good claim scores that
+rest on uncertain or weak verdicts ("Check these"), a table of every row with its texts
+(sorted and filtered by the stylesheet, :mod:`ragmeter.report.rows_table`), then the metrics
+folded by family, each with its plot, signs and worst rows.
+
 Every piece of text that comes from data (scores' reasons, details, metadata, ids, metric
 names, settings) passes through :func:`html.escape` after secrets are scrubbed
 (:mod:`ragmeter.io.redact`). Plots are compact inline SVG (:mod:`ragmeter.report.svg`)
@@ -14,7 +21,7 @@ import html
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,12 +30,14 @@ import numpy as np
 
 from ragmeter.errors import DataError, RagmeterError, param
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
-from ragmeter.io.redact import redact_everywhere, redact_tree, secret_env_values
+from ragmeter.io.redact import redact_everywhere, redact_tree
 from ragmeter.report.answerability_html import answerability_section
 from ragmeter.report.calibration_html import calibration_section
+from ragmeter.report.checks import LOW_SUPPORT, RowCheck, check_rows, doubts, good_count
 from ragmeter.report.compare import Comparison, compare_runs
 from ragmeter.report.interval import interval_text
 from ragmeter.report.load import (
+    RESTS_ON,
     MetricInfo,
     ReportRow,
     Run,
@@ -48,13 +57,16 @@ from ragmeter.report.risk import (
     risk_signs,
     short_reference_sign,
     uncertain_sign,
+    weak_sign,
 )
-from ragmeter.report.svg import PLOT_CSS, distribution_svg
+from ragmeter.report.rows_table import rows_table
+from ragmeter.report.svg import PLOT_CSS, distribution_svg, spark_svg
+from ragmeter.report.writer import MAX_TEXT, Writer, num
 from ragmeter.scoring.statistics import Summary
 
 __all__ = ["render_report", "report_inputs", "shown_indices", "worst_rows", "write_report"]
 
-_MAX_TEXT = 1200
+_MAX_TEXT = MAX_TEXT
 _MAX_ITEMS = 25
 #: A context (or reference, or answer) longer than this shows only windows around its
 #: evidence spans, each reaching this far either side of its span.
@@ -90,6 +102,11 @@ gap:3px 12px}.sample dt{font-weight:600}.sample dd{margin:0}
 nav ul{columns:3;font-size:13px}.scroll{overflow-x:auto}
 mark{background:#fff1a8;padding:0 1px}.unc{color:#8a5a00;font-weight:600}
 .premise{margin:3px 0 6px;padding:3px 6px;border-left:3px solid #dcdcde}
+.key{border:1px solid #c5dcdb;background:#f3f9f9;border-radius:4px;padding:4px 14px;margin:8px 0}
+.key li{margin:4px 0}.ov td,.ov th{padding:2px 6px}.ov tr.fam th{background:#e4efee;
+text-align:left}.ov small,.same{color:#50575e}details.fam{border-top:1px solid #dcdcde;
+padding:2px 0}details.fam>summary{font-size:16px;padding:4px 0}.stats{font-size:13px;
+color:#3c434a}
 """
 _CSS = _PAGE_CSS.replace("\n", "") + PLOT_CSS
 
@@ -99,29 +116,8 @@ _CSP = (
 )
 
 
-class _Writer:
-    """Collects HTML; ``t()`` scrubs and escapes text from data."""
-
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-        self.env = secret_env_values()
-
-    def t(self, value: Any, *, limit: int | None = _MAX_TEXT) -> str:
-        text = value if isinstance(value, str) else str(value)
-        text = redact_everywhere(text, env=self.env)
-        if limit is not None and len(text) > limit:
-            text = f"{text[:limit]}… ({len(text) - limit} more characters)"
-        return html.escape(text, quote=True)
-
-    def add(self, *chunks: str) -> None:
-        self.parts.extend(chunks)
-
-    def html(self) -> str:
-        return "".join(self.parts)
-
-
-def _num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+_Writer = Writer
+_num = num
 
 
 def _ci(s: Summary) -> str:
@@ -142,13 +138,25 @@ def worst_rows(run: Run, metric: str, n: int) -> list[ReportRow]:
     return [run.rows[col.positions[i]] for i in order]
 
 
+#: Good scores to check shown in full per claim metric.
+_CHECK_SAMPLES = 3
+
+
 def shown_indices(run: Run, worst_n: int) -> set[int]:
-    """Indices of the rows a report shows in full (worst and unscored, per metric)."""
+    """Indices of the rows a report shows in full: per metric the worst and the unscored,
+    and for claim metrics the first good scores to check."""
     out: set[int] = set()
     for metric in run.metrics:
         out.update(r.index for r in worst_rows(run, metric, worst_n))
         out.update(r.index for r in _unscored_rows(run, metric, worst_n))
+        out.update(d.index for d in _checked(run, metric)[:_CHECK_SAMPLES])
     return out
+
+
+def _checked(run: Run, metric: str) -> list[Any]:
+    """The doubts of ``metric`` (:func:`ragmeter.report.checks.doubts`), the weakest first."""
+    found = doubts(run, metric)
+    return sorted(found, key=lambda d: (d.weak[0] if d.weak else LOW_SUPPORT, -d.uncertain))
 
 
 def _load_lean(obj: Any, worst_n: int, data: Any = None) -> Run:
@@ -156,10 +164,19 @@ def _load_lean(obj: Any, worst_n: int, data: Any = None) -> Run:
     shown rows get their input texts when the input can be read again (:func:`_inputs`)."""
     if not isinstance(obj, str | os.PathLike):
         run = as_run(obj)
-        return run.with_inputs(_inputs(obj, run, shown_indices(run, worst_n), data))
+        texts = shown_indices(run, worst_n) | _table_indices(run)
+        return run.with_inputs(_inputs(obj, run, texts, data))
     run = load_run(obj, keep_details=False)
     shown = shown_indices(run, worst_n)
-    return run.with_details(read_details(obj, shown)).with_inputs(_inputs(obj, run, shown, data))
+    texts = shown | _table_indices(run)
+    return run.with_details(read_details(obj, shown)).with_inputs(_inputs(obj, run, texts, data))
+
+
+def _table_indices(run: Run) -> set[int]:
+    """The rows whose texts the table of rows shows."""
+    from ragmeter.report.rows_table import MAX_ROWS
+
+    return {row.index for row in run.rows[:MAX_ROWS]}
 
 
 def _inputs(obj: Any, run: Run, indices: set[int], data: Any) -> dict[int, dict[str, Any]]:
@@ -206,31 +223,6 @@ def _uncertain_cell(s: Summary) -> str:
     return f"{share:.0%} ({s.uncertain_verdicts} of {s.verdicts})"
 
 
-def _summary_table(w: _Writer, run: Run, metrics: Iterable[MetricInfo], *, label: str) -> None:
-    metrics = list(metrics)
-    verdicts = any(run.summary(m.name).verdicts is not None for m in metrics)
-    w.add(
-        "<table><thead><tr>",
-        f"<th>{html.escape(label)}</th><th>direction</th><th>n</th><th>undefined</th>"
-        "<th>failed</th><th>mean</th><th>median</th><th>std</th><th>min</th><th>max</th>"
-        "<th>95% bootstrap interval</th>",
-        "<th>uncertain verdicts</th>" if verdicts else "",
-        "</tr></thead><tbody>",
-    )
-    for info in metrics:
-        s = run.summary(info.name)
-        w.add(
-            f"<tr><td>{w.t(info.name)}</td><td>{w.t(info.direction)}"
-            f"{' (guessed)' if info.inferred else ''}</td>",
-            f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td><td class=n>{s.failed}</td>",
-            *(f"<td class=n>{_num(v)}</td>" for v in (s.mean, s.median, s.std, s.min, s.max)),
-            f"<td class=n>{_ci(s)}{repeats_interval(run.info, info.name)}</td>",
-            f"<td class=n>{_uncertain_cell(s)}</td>" if verdicts else "",
-            "</tr>",
-        )
-    w.add("</tbody></table>")
-
-
 def _signs_for(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[RiskSign]:
     """The signs of one metric: its scores', then its verdicts' and references' (claims)."""
     col = run.column(info.name)
@@ -251,6 +243,16 @@ def _signs_for(run: Run, info: MetricInfo, thresholds: RiskThresholds) -> list[R
             info.name,
             rows=run.short_reference_rows(info.name),
             scored=len(col.values),
+            thresholds=thresholds,
+        ),
+        None
+        if counts is None and not any(info.name in r.weakest for r in run.rows)
+        else weak_sign(
+            info.name,
+            rows=[d.index for d in doubts(run, info.name)],
+            good=good_count(run, info.name),
+            scored=len(col.values),
+            low_support=LOW_SUPPORT,
             thresholds=thresholds,
         ),
     ]
@@ -442,7 +444,7 @@ def _span_pairs(cell: Mapping[str, Any]) -> list[tuple[int, int]]:
     ]
 
 
-def _claim_evidence(w: _Writer, details: Mapping[str, Any]) -> tuple[str, _Marks]:
+def _claim_evidence(w: _Writer, details: Mapping[str, Any], metric: str = "") -> tuple[str, _Marks]:
     """The claims with their verdicts and what each rests on, as a table, and the evidence
     spans to mark in the texts; ``("", {})`` when no claim carries evidence."""
     items = _claim_items(details)
@@ -455,8 +457,11 @@ def _claim_evidence(w: _Writer, details: Mapping[str, Any]) -> tuple[str, _Marks
         claim = _scalar(w, item.get("claim", ""))
         verdicts = evidence.items() if isinstance(evidence, Mapping) else ()
         shown = 0
+        claims_key = "reference_claims" if label.startswith("r") else "answer_claims"
         for against, verdict in verdicts:
             if against not in _AGAINST or not isinstance(verdict, Mapping):
+                continue
+            if metric in RESTS_ON and (claims_key, against) not in RESTS_ON[metric]:
                 continue
             kind, yes, no = _AGAINST[against]
             cells = [c for c in verdict.get("rests_on") or () if isinstance(c, Mapping)]
@@ -562,12 +567,24 @@ def _texts(w: _Writer, kind: str, texts: Sequence[str], marks: _Marks) -> str:
     return "".join(shown) or "<i>(none)</i>"
 
 
-def _sample(w: _Writer, row: ReportRow, metric: str, info: MetricInfo) -> None:
+def _the_runs_judge(key: str, value: Any, judge: str | None) -> bool:
+    """Whether a claim metric's ``analyze`` / ``verify`` detail only names the run's judge."""
+    return (
+        key in ("analyze", "verify")
+        and isinstance(value, Mapping)
+        and value.get("judge") == judge
+        and not value.get("cached")
+    )
+
+
+def _sample(
+    w: _Writer, row: ReportRow, metric: str, info: MetricInfo, run_judge: str | None = None
+) -> None:
     value = row.scores.get(metric)
     head = f"row {row.index}" + (f" · id {w.t(row.id, limit=200)}" if row.id is not None else "")
     score = "undefined" if value is None else _num(value)
     details = row.details.get(metric)
-    table, marks = _claim_evidence(w, details) if isinstance(details, Mapping) else ("", {})
+    table, marks = _claim_evidence(w, details, metric) if isinstance(details, Mapping) else ("", {})
     w.add(f'<div class="sample"><b>{head}</b> · {w.t(metric)} = <b>{score}</b><dl>')
     if metric in row.failures:
         w.add(f'<dt>failure</dt><dd class="txt fail">{w.t(row.failures[metric])}</dd>')
@@ -588,6 +605,10 @@ def _sample(w: _Writer, row: ReportRow, metric: str, info: MetricInfo) -> None:
         details = {
             k: v for k, v in details.items() if k not in ("answer_claims", "reference_claims")
         }
+    if isinstance(details, Mapping):
+        # Which judge analysed and verified: the run's, named once at the top and in the
+        # configuration; a row's own is shown only when it differs (a cached reply).
+        details = {k: v for k, v in details.items() if not _the_runs_judge(k, v, run_judge)}
     if details:
         w.add(f"<dt>details</dt><dd>{_details(w, details)}</dd>")
     if row.metadata:
@@ -603,35 +624,134 @@ def _plot(w: _Writer, run: Run, info: MetricInfo, *, group_by: str | None = None
     w.add(distribution_svg(groups, info))
 
 
-def _samples(w: _Writer, rows: Sequence[ReportRow], info: MetricInfo, title: str) -> None:
-    """Rows in full, folded under a summary that lists them with their scores."""
+def _samples(
+    w: _Writer, rows: Sequence[ReportRow], info: MetricInfo, title: str, judge: str | None = None
+) -> None:
+    """Rows in full, folded under a summary that lists them with their scores (``judge``:
+    the run's judge, whose name the rows' details need not repeat)."""
     listed = ", ".join(
         f"{r.index} ({'—' if r.scores.get(info.name) is None else _num(r.scores[info.name], 2)})"
         for r in rows
     )
     w.add(f"<details><summary>{title}: rows {listed}</summary>")
     for row in rows:
-        _sample(w, row, info.name, info)
+        _sample(w, row, info.name, info, judge)
     w.add("</details>")
 
 
+def _judge_name(info: Mapping[str, Any]) -> str | None:
+    judge = info.get("judge")
+    name = judge.get("name") if isinstance(judge, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def _claim_details(row: ReportRow, metric: str) -> bool:
+    """Whether ``row``'s details of ``metric`` hold claims (shown in full, as a table)."""
+    details = row.details.get(metric)
+    return isinstance(details, Mapping) and bool(
+        {"claims", "answer_claims", "reference_claims"} & set(details)
+    )
+
+
+def _has_claims(run: Run, metric: str) -> bool:
+    """Whether ``metric``'s rows carry claims and verdicts (a claim metric's details)."""
+    return any(metric in row.verdict_counts or metric in row.weakest for row in run.rows)
+
+
+def _rows_brief(w: _Writer, rows: Sequence[ReportRow], info: MetricInfo, title: str) -> None:
+    """Rows as one table line each: the row (a link to it in the table of rows), its score
+    and the reason or failure; folded under ``title``."""
+    w.add(
+        f"<details><summary>{title}</summary><table><thead><tr><th>row</th><th>id</th>"
+        "<th>score</th><th>reason</th></tr></thead><tbody>"
+    )
+    for row in rows:
+        value = row.scores.get(info.name)
+        failure = row.failures.get(info.name)
+        why = (
+            f'<span class="fail">{w.t(failure, limit=300)}</span>'
+            if failure
+            else w.t(row.reasons.get(info.name, ""), limit=300)
+        )
+        w.add(
+            f'<tr><td class=n><a href="#row-{row.index}">{row.index}</a></td>'
+            f"<td class=any>{w.t(row.id or '', limit=60)}</td>"
+            f"<td class=n>{'undefined' if value is None else _num(value)}</td>"
+            f'<td class="txt">{why}</td></tr>'
+        )
+    w.add("</tbody></table></details>")
+
+
+def _stats_line(run: Run, info: MetricInfo) -> str:
+    s = run.summary(info.name)
+    parts = [
+        f"n {s.count}",
+        f"undefined {s.undefined}",
+        f"failed {s.failed}",
+        *(
+            f"{label} {_num(value)}"
+            for label, value in (
+                ("mean", s.mean),
+                ("median", s.median),
+                ("std", s.std),
+                ("min", s.min),
+                ("max", s.max),
+            )
+        ),
+        f"95% interval {_ci(s)}",
+    ]
+    if s.uncertain_share is not None:
+        parts.append(f"uncertain verdicts {_uncertain_cell(s)}")
+    return f'<p class="stats">{info.direction} · {" · ".join(parts)}</p>'
+
+
 def _metric_section(
-    w: _Writer, run: Run, info: MetricInfo, anchor: str, thresholds: RiskThresholds, worst_n: int
+    w: _Writer,
+    run: Run,
+    info: MetricInfo,
+    anchor: str,
+    thresholds: RiskThresholds,
+    worst_n: int,
+    same_as: str | None = None,
 ) -> None:
     w.add(f'<h3 id="{anchor}">{w.t(info.name)}</h3>')
     if info.description:
         w.add(f'<p class="note">{w.t(info.description)}</p>')
+    if same_as is not None:
+        w.add(
+            f'<p class="same">= {w.t(same_as)}: {w.t(_alias_note(info.name, same_as))} '
+            f"Its plot, signs and rows are {w.t(same_as)}'s.</p>"
+        )
+        return
+    w.add(_stats_line(run, info))
     _plot(w, run, info)
     _signs_list(
         w, rank_signs(_signs_for(run, info, thresholds)), none=_no_sign(run, info, thresholds)
     )
     worst = worst_rows(run, info.name, worst_n)
+    claims = _has_claims(run, info.name) or any(_claim_details(r, info.name) for r in worst)
     if worst:
-        _samples(w, worst, info, f"{len(worst)} worst samples ({w.t(info.direction)})")
+        title = f"{len(worst)} worst samples ({w.t(info.direction)})"
+        if claims:
+            _samples(w, worst, info, title, _judge_name(run.info))
+        else:
+            _rows_brief(w, worst, info, title)
+    checked = _checked(run, info.name)
+    if checked:
+        by_index = {row.index: row for row in run.rows}
+        shown = [by_index[d.index] for d in checked[:_CHECK_SAMPLES]]
+        _samples(
+            w,
+            shown,
+            info,
+            f"{len(checked)} good score{'s' if len(checked) != 1 else ''} to check "
+            f"(uncertain or weak verdicts; the first {len(shown)})",
+            _judge_name(run.info),
+        )
     unscored = _unscored_rows(run, info.name, worst_n)
     if unscored:
         undefined, failed = run.counts(info.name)
-        _samples(
+        _rows_brief(
             w, unscored, info, f"Rows without a score ({undefined} undefined, {failed} failed)"
         )
 
@@ -653,15 +773,33 @@ def _group_section(
         f'<p class="note">{len(groups)} groups over {len(run.rows)} rows. A group raises a sign '
         f"only with at least {thresholds.min_samples} rows (per-metric entries apply).</p>",
     )
-    signs: list[tuple[str, RiskSign]] = []
+    same_as = _same_as(run, metrics)
+    by_group: dict[str, list[RiskSign]] = {}
     flagged: set[str] = set()
     for label, sub in groups.items():
-        for sign in rank_signs(s for m in metrics for s in _signs_for(sub, m, thresholds)):
-            signs.append((label, sign))
+        found = rank_signs(
+            s for m in metrics if m.name not in same_as for s in _signs_for(sub, m, thresholds)
+        )
+        if found:
+            by_group[label] = found
+        for sign in found:
             flagged.update(sign.metrics)
-    signs.sort(key=lambda pair: -pair[1].importance)
-    w.add(f"<h3>Signs of risk by group ({len(signs)})</h3>")
-    _signs_list(w, signs, top=top_signs, none="No sign of high risk in any group.")
+    total = sum(len(found) for found in by_group.values())
+    w.add(f"<h3>Signs of risk by group ({total})</h3>")
+    if not by_group:
+        w.add('<p class="ok">No sign of high risk in any group.</p>')
+    else:
+        # One fold per group, the groups with the most important sign first; inside, the
+        # signs under the headings of what they say.
+        ordered = sorted(by_group.items(), key=lambda kv: -kv[1][0].importance)
+        for label, found in ordered:
+            kinds = ", ".join(dict.fromkeys(_SIGN_WORD.get(x.kind, x.kind) for x in found))
+            w.add(
+                f"<details><summary>{w.t(label, limit=120)} ({len(groups[label].rows)} rows): "
+                f"{len(found)} sign{'s' if len(found) != 1 else ''} ({w.t(kinds)})</summary>"
+            )
+            _signs_grouped(w, found, top=len(found))
+            w.add("</details>")
 
     w.add(
         '<h3>Mean by group</h3><div class="scroll"><table><thead><tr><th>metric</th>',
@@ -678,6 +816,8 @@ def _group_section(
     w.add("</tbody></table></div>")
 
     for info in metrics:
+        if info.name in same_as:  # its table and plot would be the other metric's
+            continue
         w.add(
             f"<details{' open' if info.name in flagged else ''}><summary>{w.t(info.name)} "
             f"by {by}</summary>",
@@ -925,6 +1065,316 @@ def _config_section(w: _Writer, run: Run) -> None:
         )
 
 
+# -- the top of the page ----------------------------------------------------------------
+#: What each kind of sign says, as the headings the signs are grouped under.
+_SIGN_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Verdicts to check", ("weak", "uncertain")),
+    ("Rows that failed or have no score", ("missing",)),
+    ("Many poor scores", ("poor_share",)),
+    ("References much shorter than answers", ("short_reference",)),
+    ("Shape of the scores", ("skew", "spread")),
+)
+#: A sign's kind in one word, for the overview's signs column.
+_SIGN_WORD = {
+    "missing": "unscored",
+    "poor_share": "poor",
+    "skew": "skew",
+    "spread": "spread",
+    "uncertain": "uncertain",
+    "weak": "check",
+    "short_reference": "short refs",
+}
+#: Metrics that are the same as another by definition, and why both are kept.
+_ALIASES: tuple[tuple[str, str, str], ...] = (
+    (
+        "retrieval_at_",
+        "hit_rate_at_",
+        "retrieval_at_k is Unitxt's name (its match_at_k) for what most IR tools call "
+        "hit_rate_at_k: 1 when a reference id is among the first k retrieved, else 0. They are "
+        "equal by definition; both are kept so that results line up with either tool.",
+    ),
+)
+
+
+def _same_as(run: Run, metrics: Sequence[MetricInfo]) -> dict[str, str]:
+    """Metrics whose scores equal an earlier metric's on every row (same undefined and failed
+    rows too): ``{metric: the earlier one}``."""
+    seen: dict[tuple[Any, ...], str] = {}
+    keys: dict[str, tuple[Any, ...]] = {}
+    out: dict[str, str] = {}
+    for info in metrics:
+        col = run.column(info.name)
+        if not col.values:
+            continue
+        key = (tuple(col.positions), tuple(col.values), tuple(col.undefined), tuple(col.failed))
+        keys[info.name] = key
+        partner = _alias_of(info.name)
+        if partner is not None and keys.get(partner) == key:
+            out[info.name] = partner  # equal by definition: say so, not "same as mrr"
+        elif key in seen:
+            out[info.name] = seen[key]
+        else:
+            seen[key] = info.name
+    return out
+
+
+def _alias_of(metric: str) -> str | None:
+    """The metric equal to ``metric`` by definition that comes first (hit_rate_at_3:
+    retrieval_at_3), or ``None``."""
+    for a, b, _ in _ALIASES:
+        if metric.startswith(b) and metric[len(b) :].isdigit():
+            return a + metric[len(b) :]
+    return None
+
+
+def _alias_notes(metrics: Sequence[MetricInfo]) -> list[str]:
+    """The explanations of the aliases among ``metrics``."""
+    names = {m.name for m in metrics}
+    return [
+        why
+        for a, b, why in _ALIASES
+        if any(n.startswith(a) for n in names) and any(n.startswith(b) for n in names)
+    ]
+
+
+def _alias_note(metric: str, other: str) -> str:
+    """Why ``metric`` has ``other``'s scores: equal by definition, or on this run only."""
+    for a, b, why in _ALIASES:
+        for x, y in ((metric, other), (other, metric)):
+            if x.startswith(a) and y == b + x[len(a) :]:
+                return why
+    return (
+        f"Same scores as {other} on every row of this run: the two agree here (one reference "
+        "id per question makes several ranking metrics equal), not in general."
+    )
+
+
+def _judge_text(info: Mapping[str, Any]) -> str | None:
+    """Who gave the verdicts: the judge's name and method, from the run record."""
+    judge = info.get("judge")
+    if not isinstance(judge, Mapping) or not judge.get("name"):
+        return None
+    name = str(judge["name"])
+    method = judge.get("method")
+    text = name + (f" ({method})" if isinstance(method, str) and method else "")
+    if name.startswith("offline"):
+        text += (
+            ": ragmeter's offline judge, no LLM and no API key, an approximation of one; "
+            "read the good scores under Check these before trusting a mean"
+        )
+    return text
+
+
+def _key_box(
+    w: _Writer,
+    run: Run,
+    signs: Sequence[RiskSign],
+    checks: Sequence[RowCheck],
+    judged: bool,
+) -> None:
+    """What to look at first: the signs in a few words, the rows to check, the judge."""
+    items: list[str] = []
+    if signs:
+        parts = []
+        for title, kinds in _SIGN_GROUPS:
+            names = [m for sign in signs if sign.kind in kinds for m in sign.metrics]
+            names = list(dict.fromkeys(names))
+            if names:
+                shown = ", ".join(names[:4]) + (
+                    f" and {len(names) - 4} more" if len(names) > 4 else ""
+                )
+                parts.append(f"{title.lower()}: {w.t(shown, limit=None)}")
+        items.append(
+            f'<li class="risk"><a href="#signs">{len(signs)} sign{"s" if len(signs) != 1 else ""}'
+            f" of risk</a>: {'; '.join(parts)}.</li>"
+        )
+    else:
+        items.append('<li class="ok">No sign of high risk in any metric.</li>')
+    if checks:
+        first = checks[0]
+        weak = first.weakest
+        example = ""
+        if weak is not None:
+            example = (
+                f" The weakest: row {first.index}, “{w.t(weak[1], limit=120)}” entailed by "
+                f"{w.t(weak[2])} at support {weak[0]:.2f}."
+            )
+        items.append(
+            f'<li class="risk"><a href="#check">{len(checks)} row{"s" if len(checks) != 1 else ""}'
+            " to check</a>: good claim scores that rest on uncertain verdicts or on claims "
+            f"entailed with support under {LOW_SUPPORT:.2f}.{example}</li>"
+        )
+    judge = _judge_text(run.info)
+    if judged and judge is not None:
+        items.append(f"<li>Verdicts by {w.t(judge, limit=400)}.</li>")
+    w.add('<div class="key"><ul>', *items, "</ul></div>")
+
+
+def _overview(
+    w: _Writer,
+    run: Run,
+    metrics: Sequence[MetricInfo],
+    anchors: Mapping[str, str],
+    signs: Sequence[RiskSign],
+    same_as: Mapping[str, str],
+) -> None:
+    """Every metric on one line, by family: direction, counts, mean, interval, a small
+    histogram, the share of uncertain verdicts, its signs."""
+    kinds: dict[str, list[str]] = {}
+    for sign in signs:
+        for name in sign.metrics:
+            kinds.setdefault(name, []).append(_SIGN_WORD.get(sign.kind, sign.kind))
+    verdicts = any(run.summary(m.name).verdicts is not None for m in metrics)
+    w.add(
+        '<div class="scroll"><table class="ov"><thead><tr><th>metric</th><th>dir</th>'
+        "<th>n</th><th>undefined</th><th>failed</th><th>mean</th>"
+        "<th>95% bootstrap interval</th><th>distribution</th>",
+        "<th>uncertain verdicts</th>" if verdicts else "",
+        "<th>signs</th></tr></thead><tbody>",
+    )
+    width = 9 + verdicts
+    for family, infos in _families(metrics).items():
+        notes = "".join(f' <span class="same">{w.t(n)}</span>' for n in _alias_notes(infos))
+        w.add(f'<tr class="fam"><th colspan={width}>{w.t(family)} ({len(infos)}){notes}</th></tr>')
+        for info in infos:
+            s = run.summary(info.name)
+            same = same_as.get(info.name)
+            name = f'<a href="#{anchors[info.name]}">{w.t(info.name)}</a>'
+            if same is not None:
+                name += f' <small title="{w.t(_alias_note(info.name, same))}">= {w.t(same)}</small>'
+            arrow = "↑" if info.higher_is_better else "↓"
+            guessed = " (guessed)" if info.inferred else ""
+            found = list(dict.fromkeys(kinds.get(info.name, ())))
+            sign_cell = (
+                f'<a class="risk" href="#signs">{w.t(", ".join(found))}</a>' if found else ""
+            )
+            w.add(
+                f'<tr><td>{name}</td><td title="{w.t(info.direction)}">{arrow}{guessed}</td>',
+                f"<td class=n>{s.count}</td><td class=n>{s.undefined}</td>"
+                f"<td class=n>{s.failed}</td><td class=n>{_num(s.mean)}</td>",
+                f"<td class=n>{_ci(s)}{repeats_interval(run.info, info.name)}</td>",
+                f"<td>{spark_svg(run.values(info.name), info)}</td>",
+                f"<td class=n>{_uncertain_cell(s)}</td>" if verdicts else "",
+                f"<td>{sign_cell}</td></tr>",
+            )
+    w.add("</tbody></table></div>")
+
+
+def _families(metrics: Sequence[MetricInfo]) -> dict[str, list[MetricInfo]]:
+    out: dict[str, list[MetricInfo]] = {}
+    for info in metrics:
+        out.setdefault(info.family or "other", []).append(info)
+    return out
+
+
+def _signs_grouped(w: _Writer, signs: Sequence[RiskSign], *, top: int) -> None:
+    """The ``top`` most important signs under the headings of what they say; the rest
+    folded under "N more signs", grouped the same way."""
+    if not signs:
+        w.add('<p class="ok">No sign of high risk.</p>')
+        return
+
+    def grouped(items: Sequence[RiskSign]) -> None:
+        for title, kinds in _SIGN_GROUPS:
+            found = [sign for sign in items if sign.kind in kinds]
+            if found:
+                w.add(f"<h4>{title} ({len(found)})</h4>")
+                _signs_list(w, found)
+
+    # The first sign of each kind of group, then the most important: every kind is seen.
+    firsts = [
+        next(sign for sign in signs if sign.kind in kinds)
+        for _, kinds in _SIGN_GROUPS
+        if any(sign.kind in kinds for sign in signs)
+    ]
+    picked = {id(sign) for sign in list({id(x): x for x in [*firsts, *signs]}.values())[:top]}
+    shown = [sign for sign in signs if id(sign) in picked]
+    rest = [sign for sign in signs if id(sign) not in picked]
+    grouped(shown)
+    if rest:
+        w.add(f"<details><summary>{len(rest)} more sign{'s' if len(rest) > 1 else ''}</summary>")
+        grouped(rest)
+        w.add("</details>")
+
+
+#: Rows the Check these list shows before "and N more".
+_MAX_CHECKS = 25
+
+
+def _check_section(w: _Writer, run: Run, checks: Sequence[RowCheck]) -> None:
+    """The good claim scores to check, row by row, the weakest support first."""
+    w.add(
+        f'<h2 id="check">Check these ({len(checks)} row{"s" if len(checks) != 1 else ""})</h2>',
+        '<p class="note">Good scores of claim metrics (the good half of the range) that rest '
+        "on an uncertain verdict (support in the judge's uncertain band) or on a claim entailed "
+        f"with support under {LOW_SUPPORT:.2f}: a wrong verdict there makes a wrong answer look "
+        "right. The lowest scores are in each metric's section; these are the high ones that "
+        "may not hold. Each metric's section shows the first of them in full, claims and "
+        "evidence marked.</p>",
+    )
+    if not checks:
+        w.add('<p class="ok">No good score rests on an uncertain or weakly supported verdict.</p>')
+        return
+    texts = {row.index: row for row in run.rows}
+    w.add(
+        '<div class="scroll"><table><thead><tr><th>row</th><th>question · answer</th>'
+        "<th>good scores</th><th>why check</th></tr></thead><tbody>"
+    )
+    for check in checks[:_MAX_CHECKS]:
+        row = texts[check.index]
+        ident = f"<br><small>{w.t(check.id, limit=40)}</small>" if check.id is not None else ""
+        text = "".join(
+            f'<div class="txt">{w.t(value, limit=200)}</div>'
+            for value in (row.question, row.answer)
+            if value is not None
+        )
+        # The metrics whose good score is a high one first (faithfulness 1.00 before
+        # hallucination 0.00), three of them named.
+        ordered = sorted(check.doubts, key=lambda d: not run.metric(d.metric).higher_is_better)
+        scores = ", ".join(f"{w.t(d.metric)} {d.score:.2f}" for d in ordered[:3])
+        if len(ordered) > 3:
+            scores += f" and {len(ordered) - 3} more"
+        why = []
+        weak = check.weakest
+        if weak is not None:
+            why.append(
+                f"“{w.t(weak[1], limit=200)}” entailed by {w.t(weak[2])} at support {weak[0]:.2f}"
+            )
+        if check.uncertain:
+            most = max(check.doubts, key=lambda d: d.uncertain)
+            why.append(f"{most.uncertain} of {most.verdicts} verdicts uncertain")
+        w.add(
+            f'<tr><td class=n><a href="#row-{check.index}">{check.index}</a>{ident}</td>'
+            f"<td>{text}</td><td>{scores}</td><td>{'; '.join(why)}</td></tr>"
+        )
+    w.add("</tbody></table></div>")
+    if len(checks) > _MAX_CHECKS:
+        w.add(
+            f'<p class="note">… and {len(checks) - _MAX_CHECKS} more: the table of rows below '
+            "shows them all (“check these”).</p>"
+        )
+
+
+def _row_groups(run: Run, group_by: str | None) -> dict[str, list[int]]:
+    """The groups the table of rows filters by: ``group_by``'s, else ``metadata.category``'s
+    when the rows have 2 to 20 of them; ``{}`` otherwise."""
+    path = group_by or "metadata.category"
+    found: dict[str, list[int]] = {}
+    for row in run.rows:
+        value = row.lookup(path)
+        if value is not None:
+            found.setdefault(str(value), []).append(row.index)
+    if group_by is None and not 2 <= len(found) <= 20:
+        return {}
+    return dict(sorted(found.items(), key=lambda kv: -len(kv[1])))
+
+
+def _linked(run: Run, checks: Sequence[RowCheck], worst_n: int) -> set[int]:
+    """Rows the report links to (worst, unscored, to check): the table of rows holds them."""
+    out = {c.index for c in checks[:_MAX_CHECKS]}
+    return out | shown_indices(run, worst_n)
+
+
 # -- entry points -------------------------------------------------------------------------
 def render_report(
     run: Any,
@@ -974,31 +1424,72 @@ def render_report(
             "noise_sensitivity* and hallucination (lower is better).</p>"
         )
 
-    w.add('<nav><ul><li><a href="#summary">Summary</a></li>')
-    for m in metrics:
-        w.add(f'<li><a href="#{anchors[m.name]}">{w.t(m.name)}</a></li>')
-    if group_by:
-        w.add(f'<li><a href="#groups">By {w.t(group_by)}</a></li>')
-    if comparison is not None:
-        w.add('<li><a href="#baseline">Baseline comparison</a></li>')
+    same_as = _same_as(r, metrics)
+    signs = rank_signs(s for m in metrics if m.name not in same_as for s in _signs_for(r, m, t))
+    claim_metrics = [m.name for m in metrics if m.name not in same_as and _has_claims(r, m.name)]
+    checks = check_rows(r, claim_metrics)
+    links = [
+        ("summary", "Overview"),
+        ("signs", "Signs of risk"),
+        *([("check", "Check these")] if claim_metrics else []),
+        ("rows", "All rows"),
+        ("metrics", "Metrics by family"),
+        *([("groups", f"By {group_by}")] if group_by else []),
+        *([("baseline", "Baseline comparison")] if comparison is not None else []),
+        ("usage", "Judge usage"),
+        ("config", "Configuration"),
+    ]
     w.add(
-        '<li><a href="#usage">Judge usage</a></li><li><a href="#config">Configuration</a>'
-        "</li></ul></nav>"
+        '<nav class="note">'
+        + " · ".join(f'<a href="#{anchor}">{w.t(label)}</a>' for anchor, label in links)
+        + "</nav>"
     )
-
-    w.add('<h2 id="summary">Summary</h2>')
     if not metrics:
-        w.add("<p>This run has no metric scores.</p>")
+        w.add('<h2 id="summary">Overview</h2><p>This run has no metric scores.</p>')
     else:
-        _summary_table(w, r, metrics, label="metric")
-        signs = rank_signs(s for m in metrics for s in _signs_for(r, m, t))
-        w.add(f"<h3>Signs of risk ({len(signs)})</h3>")
-        _signs_list(w, signs, top=top_signs)
+        _key_box(w, r, signs, checks, judged=bool(claim_metrics))
+        w.add(
+            '<h2 id="summary">Overview</h2>',
+            '<p class="note">Every metric by family: ↑ higher is better, ↓ lower is better; '
+            "the distribution is a histogram of the scores over the metric's range, worst on "
+            "the left, the mean in red; “= name”: the same scores as that metric. A metric's "
+            "name leads to its section (plot, signs, worst rows).</p>",
+        )
+        _overview(w, r, metrics, anchors, signs, same_as)
+        w.add(f'<h3 id="signs">Signs of risk ({len(signs)})</h3>')
+        _signs_grouped(w, signs, top=top_signs)
         _thresholds_note(w, t, metrics)
         _skipped(w, r.info)
-        w.add('<h2 id="metrics">Metrics</h2>')
-        for m in metrics:
-            _metric_section(w, r, m, anchors[m.name], t, worst_n)
+        if claim_metrics:
+            _check_section(w, r, checks)
+        groups = _row_groups(r, group_by)
+        uncertain = {r_.index for r_ in r.rows if any(k for k, _ in r_.verdict_counts.values())}
+        unscored = {
+            r_.index for r_ in r.rows if r_.failures or any(v is None for v in r_.scores.values())
+        }
+        flags = {
+            "c": ("check these", {c.index for c in checks}),
+            "u": ("uncertain verdicts", uncertain),
+            "x": ("unscored", unscored),
+        }
+        flags = {k: v for k, v in flags.items() if v[1]}
+        rows_table(w, r, flags=flags, groups=groups, also=sorted(_linked(r, checks, worst_n)))
+        w.add(
+            '<h2 id="metrics">Metrics by family</h2>',
+            '<p class="note">Each family is folded: open one to read its metrics, each with '
+            "its statistics, plot, signs and worst rows; claim metrics show their rows in "
+            "full, claims and evidence marked.</p>",
+        )
+        for family, infos in _families(metrics).items():
+            flagged = sum(1 for m in infos if any(m.name in sign.metrics for sign in signs))
+            note = f" · {flagged} with signs" if flagged else ""
+            w.add(
+                f'<details class="fam"><summary>{w.t(family)} · {len(infos)} metric'
+                f"{'s' if len(infos) != 1 else ''}{note}</summary>"
+            )
+            for m in infos:
+                _metric_section(w, r, m, anchors[m.name], t, worst_n, same_as.get(m.name))
+            w.add("</details>")
     if group_by and metrics:
         _group_section(w, r, group_by, metrics, t, top_signs)
     if comparison is not None and base is not None:

@@ -40,6 +40,7 @@ __all__ = [
     "read_inputs",
     "recorded_input",
     "sidecar_path",
+    "weakest_verdict",
 ]
 
 #: Metrics whose best score is 0 although the sidecar does not say so.
@@ -106,6 +107,9 @@ class ReportRow:
     verdict_counts: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     #: Claim metrics whose reason says the references are much shorter than the answer.
     short_reference: frozenset[str] = frozenset()
+    #: Claim metrics' weakest verdict that counted a claim as entailed, kept even when
+    #: details are dropped: ``(support, claim, what it rests on)`` (:func:`weakest_verdict`).
+    weakest: Mapping[str, tuple[float, str, str]] = field(default_factory=dict)
 
     def lookup(self, path: str) -> Any:
         """Value at a dotted ``path`` (``metadata.category``, ``id``); ``None`` if absent.
@@ -381,12 +385,87 @@ def _with_inputs(row: ReportRow, given: Mapping[str, Any]) -> ReportRow:
     )
 
 
-def _claim_flags(details: Any) -> tuple[dict[str, tuple[int, int]], frozenset[str]]:
-    """Claim metrics' verdict counts and short-reference flags from a row's details."""
+#: The verdicts a claim metric's score rests on: ``(claims, checked against)`` pairs, the
+#: claims being the answer's (``answer_claims``) or the references' (``reference_claims``).
+#: A claim metric not named here rests on every verdict its details carry.
+RESTS_ON: Mapping[str, tuple[tuple[str, str], ...]] = {
+    **dict.fromkeys(
+        ("faithfulness", "faithfulness_support", "context_utilization"),
+        (("answer_claims", "contexts"),),
+    ),
+    **dict.fromkeys(
+        ("claim_precision", "claim_precision_support"), (("answer_claims", "references"),)
+    ),
+    **dict.fromkeys(
+        (
+            "hallucination",
+            "self_knowledge",
+            "noise_sensitivity_relevant",
+            "noise_sensitivity_irrelevant",
+        ),
+        (("answer_claims", "contexts"), ("answer_claims", "references")),
+    ),
+    "claim_recall": (("reference_claims", "answer"),),
+    "claim_f1": (("answer_claims", "references"), ("reference_claims", "answer")),
+    **dict.fromkeys(
+        ("context_precision", "context_claim_precision", "context_claim_recall"),
+        (("reference_claims", "contexts"),),
+    ),
+    "context_claim_utilization": (("reference_claims", "contexts"), ("reference_claims", "answer")),
+}
+
+_TEXT_NAMES = {"contexts": "context", "references": "reference", "answer": "answer"}
+
+
+def _claim_evidence(details: Mapping[str, Any]) -> Iterable[tuple[str, str, Mapping[str, Any]]]:
+    """``(claims key, claim text, evidence)`` of every claim in a metric's details."""
+    answer = details.get("answer_claims")
+    for item in answer if isinstance(answer, list) else ():
+        if isinstance(item, Mapping) and isinstance(item.get("evidence"), Mapping):
+            yield "answer_claims", str(item.get("claim", "")), item["evidence"]
+    references = details.get("reference_claims")
+    for claims in references if isinstance(references, list) else ():
+        for item in claims if isinstance(claims, list) else ():
+            if isinstance(item, Mapping) and isinstance(item.get("evidence"), Mapping):
+                yield "reference_claims", str(item.get("claim", "")), item["evidence"]
+
+
+def weakest_verdict(metric: str, details: Any) -> tuple[float, str, str] | None:
+    """The verdict with the lowest support among those that counted a claim of ``metric`` as
+    entailed (the verdicts a good score rests on, :data:`RESTS_ON`): ``(support, claim,
+    "context 0")``; ``None`` when no such verdict carries a support (an LLM judge's)."""
+    if not isinstance(details, Mapping):
+        return None
+    wanted = RESTS_ON.get(metric)
+    found: tuple[float, str, str] | None = None
+    for claims, claim, evidence in _claim_evidence(details):
+        for against, verdict in evidence.items():
+            if wanted is not None and (claims, against) not in wanted:
+                continue
+            if not isinstance(verdict, Mapping) or verdict.get("entailed") is not True:
+                continue
+            cells = [c for c in verdict.get("rests_on") or () if isinstance(c, Mapping)]
+            support = cells[0].get("support") if cells else None
+            if isinstance(support, bool) or not isinstance(support, int | float):
+                continue
+            if found is None or support < found[0]:
+                index = cells[0].get("index", 0)
+                name = _TEXT_NAMES.get(str(against), str(against))
+                where = name if name == "answer" else f"{name} {index}"
+                found = (float(support), claim, where)
+    return found
+
+
+def _claim_flags(
+    details: Any,
+) -> tuple[dict[str, tuple[int, int]], frozenset[str], dict[str, tuple[float, str, str]]]:
+    """Claim metrics' verdict counts, short-reference flags and weakest entailed verdicts
+    from a row's details."""
     counts: dict[str, tuple[int, int]] = {}
     short: set[str] = set()
+    weakest: dict[str, tuple[float, str, str]] = {}
     if not isinstance(details, Mapping):
-        return counts, frozenset()
+        return counts, frozenset(), weakest
     for metric, value in details.items():
         if not isinstance(value, Mapping):
             continue
@@ -395,7 +474,10 @@ def _claim_flags(details: Any) -> tuple[dict[str, tuple[int, int]], frozenset[st
             counts[str(metric)] = (min(k, n), n)
         if value.get("short_reference") is True:
             short.add(str(metric))
-    return counts, frozenset(short)
+        weak = weakest_verdict(str(metric), value)
+        if weak is not None:
+            weakest[str(metric)] = weak
+    return counts, frozenset(short), weakest
 
 
 def _label(value: Any) -> str:
@@ -473,7 +555,7 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> ReportRow:
     if isinstance(index, bool) or not isinstance(index, int):
         raise DataError(f"{where}: 'index' must be an integer. Got {index!r:.80}.")
     rid = obj.get("id")
-    counts, short = _claim_flags(obj.get("details"))
+    counts, short, weakest = _claim_flags(obj.get("details"))
     details = obj.get("details") if keep_details else None
     metadata = obj.get("metadata")
     question, answer = obj.get("question"), obj.get("answer")
@@ -491,6 +573,7 @@ def _parse_row(obj: Any, *, where: str, keep_details: bool = True) -> ReportRow:
         reference_answers=_texts(obj.get("reference_answers")),
         verdict_counts=counts,
         short_reference=short,
+        weakest=weakest,
     )
 
 

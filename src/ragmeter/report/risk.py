@@ -19,6 +19,9 @@ Two signs read the claim metrics' details rather than their scores:
 
 - ``uncertain``: many of a claim metric's verdicts were uncertain (the judge's support lay
   in its uncertain band; :func:`uncertain_sign`, over :data:`UNCERTAIN_SHARE`);
+- ``weak``: many of a claim metric's good scores rest on an uncertain verdict or a weakly
+  supported entailed one (:func:`weak_sign`, over :data:`WEAK_SHARE`;
+  :mod:`ragmeter.report.checks` has the rule);
 - ``short_reference``: many rows' references are much shorter than their answers, so
   RAGChecker's reference-based metrics count correct details as incorrect
   (:func:`short_reference_sign`, over :data:`SHORT_REFERENCE_SHARE`;
@@ -47,18 +50,24 @@ __all__ = [
     "DEFAULT_PER_METRIC",
     "SHORT_REFERENCE_SHARE",
     "UNCERTAIN_SHARE",
+    "WEAK_SHARE",
     "RiskSign",
     "RiskThresholds",
     "rank_signs",
     "risk_signs",
     "short_reference_sign",
     "uncertain_sign",
+    "weak_sign",
 ]
 
-SignKind = Literal["missing", "poor_share", "skew", "spread", "uncertain", "short_reference"]
+SignKind = Literal[
+    "missing", "poor_share", "skew", "spread", "uncertain", "weak", "short_reference"
+]
 
 #: A claim metric's uncertain verdicts raise a sign past this share of its verdicts.
 UNCERTAIN_SHARE = 0.2
+#: Good scores resting on doubtful verdicts raise a sign past this share of the good scores.
+WEAK_SHARE = 0.2
 #: Rows whose references are much shorter than their answers raise a sign past this share.
 SHORT_REFERENCE_SHARE = 0.2
 
@@ -385,17 +394,25 @@ def rank_signs(signs: Iterable[RiskSign]) -> list[RiskSign]:
 
     Two signs merge when they are of the same kind, rest on the same rows, point at the same
     rows and quote the same numbers (``mrr``, ``map`` and ``hit_rate_at_1`` failing on the
-    same rows are one sign, each metric keeping its own cut). Order: rows that failed, poor
-    shares, undefined rows, skew, spread; within a kind, the farthest past its threshold
-    first; ties keep input order.
+    same rows are one sign, each metric keeping its own cut); the claim metrics' good scores
+    to check (``weak``) are one sign, each metric with its own share, pointing at every row.
+    Order: rows that failed, good scores to check, poor shares, undefined rows, skew, spread;
+    within a kind, the farthest past its threshold first; ties keep input order.
     """
     merged: dict[tuple[object, ...], RiskSign] = {}
     for sign in signs:
         key = (sign.kind, sign.n, sign.rows, sign.template, sign.importance)
+        if sign.kind == "weak":  # one sign, each metric with its own share
+            key = (sign.kind, sign.template)
         if key in merged:
             old = merged[key]
             added = ((sign.metric, sign.detail), *sign.others)
-            merged[key] = dataclasses.replace(old, others=(*old.others, *added))
+            merged[key] = dataclasses.replace(
+                old,
+                others=(*old.others, *added),
+                rows=tuple(sorted({*old.rows, *sign.rows})),
+                importance=max(old.importance, sign.importance),
+            )
         else:
             merged[key] = sign
     return sorted(merged.values(), key=lambda s: -s.importance)
@@ -472,4 +489,43 @@ def short_reference_sign(
         scored,
         tuple(sorted(rows)),
         2.5 + found,
+    )
+
+
+def weak_sign(
+    metric: str,
+    *,
+    rows: Sequence[int],
+    good: int,
+    scored: int,
+    low_support: float,
+    thresholds: RiskThresholds | None = None,
+    share: float = WEAK_SHARE,
+) -> RiskSign | None:
+    """A sign when over ``share`` of a claim metric's ``good`` scores rest on an uncertain
+    verdict or an entailed one with support under ``low_support`` (``rows``); ``None``
+    otherwise, or when the metric has fewer ``scored`` rows than ``min_samples``.
+
+    >>> sign = weak_sign("faithfulness", rows=[2, 3, 4], good=10, scored=12, low_support=0.75)
+    >>> sign.message.split(": ")[1]
+    'faithfulness 3 of 10 (30%). The judge may be wrong there'
+    """
+    t = (thresholds or RiskThresholds()).for_metric(metric)
+    if scored < t.min_samples or not rows or good <= 0:
+        return None
+    found = len(rows) / good
+    if found <= share:
+        return None
+    return RiskSign(
+        metric,
+        "weak",
+        "Good scores that rest on uncertain verdicts or on claims entailed with support under "
+        f"{low_support:.2f}, more than {share:.0%} of a metric's good scores: {{metric}}. The "
+        "judge may be wrong there: read them under Check these.",
+        found,
+        share,
+        good,
+        tuple(sorted(rows)),
+        3.9 + found / 10,  # after failed rows, before poor shares: what a mean hides
+        f"{len(rows)} of {good} ({found:.0%})",
     )

@@ -19,7 +19,7 @@ import numpy as np
 
 from ragmeter.report.load import MetricInfo
 
-__all__ = ["PLOT_CSS", "count_ticks", "distribution_svg"]
+__all__ = ["PLOT_CSS", "count_ticks", "distribution_svg", "spark_svg"]
 
 PLOT_CSS = (
     ".pl{display:block;max-width:100%;height:auto}"
@@ -30,6 +30,8 @@ PLOT_CSS = (
     ".pl .b{fill:#d8ecea;stroke:#2b7a78}.pl .w{stroke:#2b7a78;fill:none}"
     ".pl .md{stroke:#c0392b;stroke-width:2}.pl .mn{fill:#fff;stroke:#000}"
     ".pl .f{fill:none;stroke:#555}"
+    ".sp{vertical-align:middle}.sp .h{fill:#2b7a78}.sp .a{stroke:#9aa;fill:none}"
+    ".sp .mn{stroke:#c0392b;stroke-width:1.5}"
 )
 
 _W = 760.0
@@ -197,3 +199,42 @@ def _boxes_svg(
             out.append(_box(list(values), y, row_h * 0.3, scale, x0, lo))
     out.append("</svg>")
     return "".join(out)
+
+
+#: Size and bins of the small histogram beside each metric in the report's overview.
+_SPARK_W, _SPARK_H, _SPARK_BINS = 64.0, 16.0, 10
+
+
+def spark_svg(values: Sequence[float], info: MetricInfo) -> str:
+    """A small histogram of a metric's scores (10 bins over its range, the bad end on the
+    left whatever the direction, a red tick at the mean), for the overview; ``""`` with no
+    score. Its title says what it shows."""
+    if not len(values):
+        return ""
+    lo, hi = (info.lower, info.upper) if info.upper > info.lower else (0.0, 1.0)
+    arr = np.clip(np.asarray(values, dtype=float), lo, hi)
+    if not info.higher_is_better:
+        arr = hi - (arr - lo)  # bad on the left
+    counts, _ = np.histogram(arr, bins=_SPARK_BINS, range=(lo, hi))
+    top = max(int(counts.max()), 1)
+    bw = _SPARK_W / _SPARK_BINS
+    unit = (_SPARK_H - 1) / top
+    bars = "".join(
+        f"M{_f(i * bw)} {_f(_SPARK_H)}v-{_f(max(c * unit, 1.0))}h{_f(bw - 1)}V{_f(_SPARK_H)}Z"
+        for i, c in enumerate(int(c) for c in counts)
+        if c
+    )
+    mean = _f((float(arr.mean()) - lo) / (hi - lo) * _SPARK_W)
+    side = (
+        "worst on the left"
+        if info.higher_is_better
+        else "lower is better, flipped: worst on the left"
+    )
+    return (
+        f'<svg class="sp" viewBox="0 0 {_f(_SPARK_W)} {_f(_SPARK_H)}" width="{_f(_SPARK_W)}" '
+        f'height="{_f(_SPARK_H)}" xmlns="http://www.w3.org/2000/svg" role="img">'
+        f"<title>{html.escape(info.name)}: {len(values)} scores in 10 bins from {lo:g} to "
+        f"{hi:g} ({side}); red: the mean</title>"
+        f'<path class="a" d="M0 {_f(_SPARK_H - 0.5)}H{_f(_SPARK_W)}"/>'
+        f'<path class="h" d="{bars}"/><path class="mn" d="M{mean} 0V{_f(_SPARK_H)}"/></svg>'
+    )
