@@ -279,3 +279,16 @@ def test_the_page_of_an_uncertainty_sample_carries_probabilities(tmp_path: Path)
     assert all(0 < row["probability"] <= 1 for row in page.payload["rows"])
     with pytest.raises(ragmeter.errors.ConfigError, match="Give one of them"):
         build_label_page(results, sample=5, stratified=True, strategy="uncertainty")
+
+
+def test_the_report_section_says_how_many_labels_reach_a_width() -> None:
+    from ragmeter.report.calibration_html import calibration_section
+
+    entry = {"n_labelled_rows": 100, "calibrated": {"mean": 0.6, "ci": [0.55, 0.65]}}
+    html = calibration_section({"calibration": {"metrics": {"faithfulness": entry}}})
+    assert (
+        "faithfulness label budget: interval 0.100 wide from 100 labelled rows; about 400" in html
+    )
+    entry["budget"] = {"target_width": 0.02, "needed": 2500, "more": 2400}
+    html = calibration_section({"calibration": {"metrics": {"faithfulness": entry}}})
+    assert "about 2500 labelled rows in all (2400 more) for an interval 0.02 wide" in html

@@ -127,7 +127,7 @@ def check_calibrated_gates(record: dict[str, Any], gates: dict[str, float]) -> l
         calibrated = entry["calibrated"]
         ci = calibrated.get("ci")
         if ci is None:
-            why = calibrated.get("refused") or "fewer than two labelled rows"
+            why = calibrated.get("refused") or "too few labelled rows"
             failed.append(f"{name}: no calibrated interval ({why}) (gate {threshold})")
         elif entry["higher_is_better"] and ci[0] < threshold:
             failed.append(

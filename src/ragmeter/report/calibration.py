@@ -1003,7 +1003,7 @@ def compare_calibrations(a: Any, b: Any) -> dict[str, dict[str, Any]]:
             continue
         ca, cb = ea.get("calibrated") or {}, eb.get("calibrated") or {}
         if ca.get("refused") or cb.get("refused") or ca.get("ci") is None or cb.get("ci") is None:
-            why = ca.get("refused") or cb.get("refused") or "fewer than two labelled rows"
+            why = ca.get("refused") or cb.get("refused") or "too few labelled rows"
             out[metric] = {"paired": False, "calibrated": {"mean": None, "ci": None}, "why": why}
             continue
         col_a, col_b = ta.column(metric), tb.column(metric)

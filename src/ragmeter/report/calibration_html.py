@@ -7,7 +7,39 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["calibration_section"]
+__all__ = ["DEFAULT_TARGET_WIDTH", "budget_text", "calibration_section"]
+
+#: The width the section projects a label budget for when the record names none.
+DEFAULT_TARGET_WIDTH = 0.05
+
+
+def budget_text(entry: Mapping[str, Any]) -> str | None:
+    """About how many labelled rows bring the calibrated interval to a width: the record's
+    ``budget`` (``calibrate --target-width``) when it has one, else a projection to
+    :data:`DEFAULT_TARGET_WIDTH` from the width now (scaling as one over the square root of
+    the labelled rows); ``None`` without a calibrated interval."""
+    budget = entry.get("budget")
+    if isinstance(budget, Mapping):
+        needed = budget.get("needed")
+        if not isinstance(needed, int):
+            return f"to reach a width of {budget.get('target_width')}: {budget.get('why')}"
+        more = budget.get("more", 0)
+        return (
+            f"about {needed} labelled rows in all ({more} more) for an interval "
+            f"{budget.get('target_width')} wide"
+        )
+    calibrated = entry.get("calibrated")
+    ci = calibrated.get("ci") if isinstance(calibrated, Mapping) else None
+    n = entry.get("n_labelled_rows")
+    if not isinstance(ci, list) or len(ci) != 2 or not isinstance(n, int) or n < 1:
+        return None
+    width = float(ci[1]) - float(ci[0])
+    needed = max(n, int(n * (width / DEFAULT_TARGET_WIDTH) ** 2 + 0.999))
+    return (
+        f"interval {width:.3f} wide from {n} labelled rows; about {needed} in all "
+        f"({needed - n} more) for {DEFAULT_TARGET_WIDTH} (a projection: calibrate "
+        "--target-width W gives the figure from the labels)"
+    )
 
 
 def _value(entry: Any) -> str:
@@ -75,6 +107,9 @@ def calibration_section(info: Mapping[str, Any]) -> str:
             why = (entry.get("calibrated") or {}).get("refused")
             what = f"{name}: {why}" if why else f"{name}: {entry.get('how', '')}"
             out.append(f'<p class="note">{e(what)}</p>')
+            budget = budget_text(entry)
+            if budget:
+                out.append(f'<p class="note">{e(f"{name} label budget: {budget}")}</p>')
     for note in record.get("notes") or ():
         out.append(f'<p class="note">{e(str(note))}</p>')
     return "".join(out)
