@@ -3,6 +3,7 @@ item 8)."""
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 from ragmeter.cli.summary_table import FOLD_ABOVE, PER_FAMILY, layout
@@ -51,3 +52,26 @@ def test_gated_and_failing_metrics_are_never_folded():
     plan = layout(_summary(names, failed={"exact_match"}), _families(), keep={"recall_at_10"})
     shown = {name for _, shown, _ in plan.families for name in shown}
     assert {"recall_at_10", "exact_match"} <= shown
+
+
+def test_claim_metrics_show_their_uncertain_share_and_the_judge_is_named() -> None:
+    """Issue 37, item 1: next to every claim metric the share of its verdicts that were
+    uncertain, and which judge decided."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from ragmeter.cli import app
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "rag_sample.jsonl"
+    res = CliRunner().invoke(app, ["evaluate", str(example), "-m", "faithfulness,mrr"])
+    assert res.exit_code == 0, res.output
+    header = next(line for line in res.stdout.splitlines() if "metric" in line)
+    assert "uncertain" in header
+    faith = next(line for line in res.stdout.splitlines() if "faithfulness" in line)
+    mrr = next(line for line in res.stdout.splitlines() if "│ mrr" in line)
+    assert re.search(r"│\s+\d+% │$", faith)  # its share
+    assert re.search(r"│\s+│$", mrr)  # not a claim metric: blank
+    text = " ".join(res.output.split())
+    assert "verdicts by offline:verifier-" in text and "for 1 metric;" in text
+    assert "Check these" in text

@@ -779,7 +779,7 @@ def print_summary(
     """The summary table on ``console`` (stdout by default), metrics grouped by family and
     a long run's tail folded (``keep``: metrics never folded, such as gated ones); notes on
     stderr."""
-    from ragmeter.cli.summary_table import summary_table
+    from ragmeter.cli.summary_table import judge_line, summary_table
     from ragmeter.io.redact import redact
 
     console = console or out_console
@@ -793,6 +793,9 @@ def print_summary(
             highlight=False,
             markup=False,
         )
+    decided = judge_line(result)
+    if decided is not None:
+        err_console.print(decided, highlight=False, markup=False)
     skipped = result.info.get("skipped") or {}
     if skipped:
         noted = {k: v for k, v in skipped.items() if not v.startswith("no column")}
