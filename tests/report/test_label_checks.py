@@ -292,3 +292,23 @@ def test_the_report_section_says_how_many_labels_reach_a_width() -> None:
     entry["budget"] = {"target_width": 0.02, "needed": 2500, "more": 2400}
     html = calibration_section({"calibration": {"metrics": {"faithfulness": entry}}})
     assert "about 2500 labelled rows in all (2400 more) for an interval 0.02 wide" in html
+
+
+def test_row_uncertainty_reads_support_uncertain_flags_and_repeats() -> None:
+    from ragmeter.report.labels.sample import row_uncertainty
+
+    def claim(support: float, uncertain: bool = False) -> dict:
+        part = {"uncertain": uncertain, "rests_on": [{"index": 0, "support": support}]}
+        return {"claim": "c", "evidence": {"contexts": part}}
+
+    sure = {"answer_claims": [claim(0.99), claim(0.01)]}
+    unsure = {"answer_claims": [claim(0.5), claim(0.9, uncertain=True)]}
+    assert (
+        row_uncertainty(sure, 0.5)
+        < 0.1
+        < row_uncertainty(unsure, 0.5)
+        == pytest.approx((0.25 + 0.25) ** 0.5 / 2)
+    )
+    flaky = {**sure, "repeats": {"values": [1.0, 0.0], "spread": 1.0}}
+    assert row_uncertainty(flaky, 0.5) == 0.5
+    assert row_uncertainty(None, 0.5) == 0.5  # no claims: sqrt(x (1 - x)) of the score

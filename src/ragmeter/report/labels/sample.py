@@ -176,7 +176,8 @@ def row_uncertainty(
                     variances.append(v)
         if count:
             out = math.sqrt(sum(variances)) / count
-        spread = details.get("spread")
+        repeats = details.get("repeats")
+        spread = repeats.get("spread") if isinstance(repeats, Mapping) else None
         if isinstance(spread, int | float) and not isinstance(spread, bool):
             out = max(out or 0.0, float(spread) / width / 2.0)
     if out is None:
