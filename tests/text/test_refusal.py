@@ -78,3 +78,111 @@ def test_the_hand_written_answers_are_read_with_high_precision_and_recall() -> N
 
 def test_the_module_examples_run() -> None:
     assert doctest.testmod(refusal).failed == 0
+
+
+#: Issue 37, item 9: "Je ne sais pas." was read as an answer. Per language: refusals, answers
+#: that deny a fact (not refusals), and a refusal that goes on with a guess (partial).
+OTHER_LANGUAGES = {
+    "fr": (
+        [
+            "Je ne sais pas.",
+            "Le contexte ne mentionne pas la date.",
+            "Aucune information sur ce sujet dans les documents.",
+            "Je ne peux pas répondre à cette question.",
+        ],
+        ["La TVA n'est pas incluse.", "Le musée est fermé le lundi."],
+        "Je ne sais pas exactement, mais probablement en 1969.",
+    ),
+    "de": (
+        [
+            "Ich weiß es nicht.",
+            "Der Kontext enthält keine Informationen dazu.",
+            "Das kann ich anhand der Dokumente nicht beantworten.",
+            "Der Preis wird im Text nicht erwähnt.",
+        ],
+        [
+            "Die Mehrwertsteuer ist nicht enthalten.",
+            "Er wurde nicht in Berlin geboren, sondern in Hamburg.",
+        ],
+        "Ich weiß es nicht genau, aber vermutlich war es 1969.",
+    ),
+    "es": (
+        [
+            "No lo sé.",
+            "No hay información sobre eso en el contexto.",
+            "El documento no menciona la fecha.",
+            "No puedo responder a esa pregunta.",
+        ],
+        ["No se permite fumar en el edificio.", "El tratado no se firmó en 1920."],
+        "No lo sé con certeza, pero probablemente fue en 1969.",
+    ),
+    "pt": (
+        [
+            "Não sei.",
+            "Não há informação sobre isso no contexto.",
+            "O documento não menciona a data.",
+            "Não consigo responder a essa pergunta.",
+        ],
+        ["Não é permitido fumar.", "O tratado não foi assinado em 1920."],
+        "Não sei ao certo, mas provavelmente foi em 1969.",
+    ),
+    "it": (
+        [
+            "Non lo so.",
+            "Non ci sono informazioni su questo nel contesto.",
+            "Il documento non menziona la data.",
+            "Non posso rispondere a questa domanda.",
+        ],
+        ["Non è consentito fumare.", "Il museo non apre il lunedì."],
+        "Non lo so con certezza, ma probabilmente era il 1969.",
+    ),
+    "nl": (
+        [
+            "Ik weet het niet.",
+            "Er is geen informatie over in de context.",
+            "Het document vermeldt de datum niet.",
+            "Ik kan deze vraag niet beantwoorden.",
+        ],
+        ["Het museum is op maandag niet open.", "Roken is niet toegestaan."],
+        "Ik weet het niet zeker, maar waarschijnlijk was het in 1969.",
+    ),
+    "zh": (
+        ["我不知道。", "上下文中没有相关信息。", "文档没有提及日期。", "无法回答这个问题。"],
+        ["博物馆周一不开放。", "很多人不知道这座桥建于1889年。"],
+        "我不确定，但可能是1969年发生的。",
+    ),
+    "ja": (
+        [
+            "わかりません。",
+            "文書には記載がありません。",
+            "その情報はありません。",
+            "お答えできません。",
+        ],
+        ["月曜日は休館です。", "東京タワーは1958年に完成しました。"],
+        "わかりませんが、おそらく1969年の出来事です。",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(OTHER_LANGUAGES))
+def test_refusals_in_the_common_languages_of_rag_deployments_are_read(language: str) -> None:
+    refusals, answers, partial = OTHER_LANGUAGES[language]
+    for text in refusals:
+        reading = read_refusal(text)
+        assert (reading.kind, reading.language) == ("refusal", language), text
+    for text in answers:
+        assert read_refusal(text).kind == "answer", text
+    reading = read_refusal(partial)
+    assert (reading.kind, reading.language) == ("partial", language), partial
+    assert set(refusal.OTHER_LANGUAGES) == set(OTHER_LANGUAGES)
+
+
+def test_the_reason_names_the_language_whose_rules_read_the_refusal() -> None:
+    from ragmeter.metrics.answerability import refusal_reason
+
+    reason = refusal_reason(read_refusal("Je ne sais pas."))
+    assert (
+        reason
+        == 'The answer declines ("je ne sais pas"): "Je ne sais pas." (read by the French rules)'
+    )
+    assert "rules" not in refusal_reason(read_refusal("I don't know."))

@@ -26,7 +26,7 @@ from ragmeter.judges.base import Judge
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.metrics.progress import scored
-from ragmeter.text.refusal import RefusalReading, read_refusal
+from ragmeter.text.refusal import OTHER_LANGUAGES, RefusalReading, read_refusal
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "AnswerabilityFamily", "build"]
@@ -125,10 +125,13 @@ def score_sample(
 
 
 def refusal_reason(reading: RefusalReading) -> str:
-    """Why ``answer_refusal`` is what it is, quoting the words that decided."""
+    """Why ``answer_refusal`` is what it is, quoting the words that decided (and the language
+    whose rules read them, when not English)."""
     quoted = cap_text(reading.sentence or "", 300)
+    language = OTHER_LANGUAGES.get(reading.language or "")
+    tail = "" if language is None else f" (read by the {language} rules)"
     if reading.kind == "refusal":
-        return f'The answer declines ("{reading.refusal}"): "{quoted}"'
+        return f'The answer declines ("{reading.refusal}"): "{quoted}"{tail}'
     if reading.kind == "partial" and reading.answered == reading.sentence:  # a judge's quote
         return (
             f'The answer declines but answers anyway: "{quoted}" Partial: 0.5, and answering '
@@ -137,7 +140,7 @@ def refusal_reason(reading: RefusalReading) -> str:
     if reading.kind == "partial":
         return (
             f'The answer declines ("{reading.refusal}") but answers anyway ("{reading.answered}"): '
-            f'"{quoted}" Partial: 0.5, and answering in answerability_accuracy.'
+            f'"{quoted}"{tail} Partial: 0.5, and answering in answerability_accuracy.'
         )
     return "The answer answers: no words of declining or of a context without the answer."
 

@@ -22,6 +22,18 @@ answer to act on.
 'answer'
 >>> read_refusal("I could not find it, but it may be 1969.").kind
 'partial'
+
+The rules above are English. The usual refusals of French, German, Spanish, Portuguese,
+Italian, Dutch, Chinese and Japanese answers are read too (:data:`OTHER_LANGUAGES`): "I do
+not know", "I cannot answer", "the context does not mention it", "there is no information",
+in each language's words, and a refusal followed by "but" or "probably" there is partial.
+Negations about the world in those languages are not read as refusals ("La TVA n'est pas
+incluse." answers). Answers in other languages are read as answers.
+
+>>> read_refusal("Je ne sais pas.").kind
+'refusal'
+>>> read_refusal("Der Kontext enthält keine Informationen dazu.").language
+'de'
 """
 
 from __future__ import annotations
@@ -30,7 +42,13 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["PARTIAL_VALUE", "RefusalReading", "normalize_for_refusal", "read_refusal"]
+__all__ = [
+    "OTHER_LANGUAGES",
+    "PARTIAL_VALUE",
+    "RefusalReading",
+    "normalize_for_refusal",
+    "read_refusal",
+]
 
 RefusalKind = Literal["answer", "refusal", "partial"]
 
@@ -49,6 +67,9 @@ class RefusalReading:
     answered: str | None = None
     #: The sentence of the answer, as written, that declines, or None.
     sentence: str | None = None
+    #: The language whose rules read the refusal (``"en"``, ``"fr"``, ...), or None for an
+    #: answer.
+    language: str | None = None
 
     @property
     def value(self) -> float:
@@ -274,6 +295,160 @@ _ANSWERED_PATTERNS: tuple[str, ...] = (
 _ANSWERED_RE = re.compile("|".join(f"(?:{p})" for p in _ANSWERED_PATTERNS))
 
 
+# ------------------------------------------------------------------- other languages
+
+#: Refusals in the common languages of RAG deployments besides English, over normalised text
+#: (lower case, straight apostrophes). Each names what it declines: not knowing, not being
+#: able to answer, the sources not saying, no information. Chinese and Japanese have no word
+#: boundaries: their phrases are whole.
+_OTHER_REFUSALS: dict[str, tuple[str, ...]] = {
+    "fr": (
+        r"\bje\s+ne\s+(?:le\s+)?(?:sais|connais)\s+pas\b",
+        r"\bje\s+l'ignore\b",
+        r"\b(?:je\s+n'en\s+ai\s+|je\s+n'ai\s+|)aucune\s+idée\b",
+        r"\bje\s+ne\s+(?:peux|pourrais|suis\s+pas\s+en\s+mesure\s+de)\s+(?:pas\s+)?"
+        r"(?:vous\s+)?(?:répondre|trouver|dire|déterminer|préciser|confirmer)\b",
+        r"\b(?:impossible|pas\s+possible)\s+de\s+(?:répondre|dire|déterminer|savoir)\b",
+        r"\b(?:aucune|pas\s+d')\s*(?:information|indication|mention|donnée|réponse)s?\b",
+        r"\b(?:ne|n')\s*(?:le\s+|l'|en\s+)?(?:mentionne|mentionnent|précise|précisent|indique|"
+        r"indiquent|dit|disent|contient|contiennent|donne|donnent|parle|parlent|aborde|"
+        r"abordent)\s+pas\b",
+        r"\b(?:n'est|ne\s+sont|n'a\s+pas\s+été|n'ont\s+pas\s+été)\s+(?:pas\s+)?(?:mentionnée?s?|"
+        r"précisée?s?|indiquée?s?|spécifiée?s?|abordée?s?|trouvée?s?)\b",
+        r"\bje\s+n'ai\s+(?:pas\s+)?(?:trouvé|pu\s+trouver)\b",
+    ),
+    "de": (
+        r"\bich\s+wei(?:ß|ss)\s+(?:es\s+|das\s+)?nicht\b",
+        r"\bwei(?:ß|ss)\s+ich\s+nicht\b",
+        r"\bkeine\s+ahnung\b",
+        r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:\w+\s+){0,4}?nicht\s+(?:beantworten|sagen|"
+        r"finden|bestimmen|feststellen)\b",
+        r"\b(?:kann|können)\s+(?:ich|wir)\s+(?:\w+\s+){0,3}?nicht\s+(?:beantworten|sagen|"
+        r"finden|bestimmen|feststellen)\b",
+        r"\bkeine\s+(?:\w+\s+)?(?:informationen|information|angaben|hinweise|daten|antwort)\b",
+        r"\b(?:wird|werden|ist|sind|wurde|wurden)\s+(?:\w+\s+){0,3}?nicht\s+(?:erwähnt|"
+        r"angegeben|genannt|beschrieben|erläutert)\b",
+        r"\bgeht\s+(?:\w+\s+){0,5}?nicht\s+hervor\b",
+        r"\bich\s+(?:habe|konnte)\s+(?:\w+\s+){0,3}?(?:nicht|keine|nichts)\s+(?:\w+\s+)?"
+        r"(?:gefunden|finden)\b",
+    ),
+    "es": (
+        r"\bno\s+(?:lo\s+sé|lo\s+se|sé)\b",
+        r"\b(?:no\s+tengo\s+(?:ninguna\s+)?idea|ni\s+idea)\b",
+        r"\bno\s+(?:puedo|podría|soy\s+capaz\s+de)\s+(?:\w+\s+)?(?:responder|contestar|"
+        r"determinar|encontrar|decir|confirmar)\b",
+        r"\bno\s+(?:hay|tengo|dispongo\s+de|se\s+(?:da|proporciona|encuentra))\s+"
+        r"(?:ninguna\s+|suficiente\s+)?(?:información|informacion|datos|respuesta|mención)\b",
+        r"\bno\s+se\s+(?:menciona|mencionan|especifica|especifican|indica|indican|dice|"
+        r"detalla|detallan)\b",
+        r"\bno\s+(?:lo\s+)?(?:menciona|mencionan|especifica|especifican|indica|indican|dice|"
+        r"dicen|contiene|contienen|incluye|incluyen)\b",
+        r"\bno\s+(?:encontré|he\s+encontrado|pude\s+encontrar)\b",
+    ),
+    "pt": (
+        r"\b(?:eu\s+)?não\s+(?:o\s+)?sei\b",
+        r"\bnão\s+(?:faço|tenho)\s+(?:nenhuma\s+|a\s+menor\s+)?ideia\b",
+        r"\bnão\s+(?:posso|consigo|sou\s+capaz\s+de)\s+(?:\w+\s+)?(?:responder|determinar|"
+        r"encontrar|dizer|confirmar)\b",
+        r"\bnão\s+(?:há|existe|existem|tenho)\s+(?:nenhuma\s+|informações\s+)?(?:informação|"
+        r"informações|informacao|dados|resposta|menção)\b",
+        r"\bnão\s+(?:é|são|foi|foram)\s+(?:mencionad|especificad|indicad|informad)[oa]s?\b",
+        r"\bnão\s+(?:o\s+)?(?:menciona|mencionam|especifica|especificam|indica|indicam|diz|"
+        r"dizem|contém|contêm|inclui|incluem)\b",
+        r"\bnão\s+(?:encontrei|consegui\s+encontrar)\b",
+    ),
+    "it": (
+        r"\bnon\s+(?:lo\s+)?so\b",
+        r"\b(?:non\s+(?:ne\s+)?ho\s+(?:nessuna\s+|la\s+minima\s+)?idea|nessuna\s+idea)\b",
+        r"\bnon\s+(?:posso|riesco\s+a|sono\s+in\s+grado\s+di)\s+(?:\w+\s+)?(?:rispondere|"
+        r"determinare|trovare|dire|confermare)\b",
+        r"\b(?:non\s+(?:ci\s+sono|c'è|ho)\s+(?:abbastanza\s+)?|nessuna\s+)(?:informazioni|"
+        r"informazione|dati|risposta|menzione)\b",
+        r"\bnon\s+(?:è|sono|viene|vengono)\s+(?:\w+\s+)?(?:menzionat|specificat|indicat|"
+        r"riportat)[oaie]\b",
+        r"\bnon\s+(?:lo\s+)?(?:menziona|menzionano|specifica|specificano|indica|indicano|dice|"
+        r"dicono|contiene|contengono)\b",
+        r"\bnon\s+(?:ho\s+trovato|riesco\s+a\s+trovare)\b",
+    ),
+    "nl": (
+        r"\bik\s+weet\s+(?:het\s+)?niet\b",
+        r"\bweet\s+ik\s+niet\b",
+        r"\bgeen\s+idee\b",
+        r"\b(?:ik\s+kan|kan\s+ik)\s+(?:\w+\s+){0,3}?niet\s+(?:beantwoorden|zeggen|vinden|"
+        r"bepalen)\b",
+        r"\bgeen\s+(?:\w+\s+)?(?:informatie|gegevens|antwoord|vermelding)\b",
+        r"\b(?:wordt|worden|is|zijn|werd|werden)\s+(?:\w+\s+){0,3}?niet\s+(?:vermeld|genoemd|"
+        r"gespecificeerd|aangegeven|beschreven)\b",
+        r"\bstaat\s+(?:\w+\s+){0,3}?niet\s+in\b",
+        r"\b(?:vermeldt|vermelden|noemt|noemen|bevat|bevatten)\s+(?:\w+\s+){0,2}?(?:niet|geen)\b",
+    ),
+    "zh": (
+        r"我(?:并|真的|也)?不(?:知道|清楚|确定|確定)",
+        r"^不(?:知道|清楚)",
+        r"(?:无法|無法|不能|没法|沒法)(?:回答|确定|確定|判断|判斷|找到|得知|提供)",
+        r"(?:没有|沒有|未|并未|並未)(?:提及|提到|说明|說明|涉及|包含|给出|給出)",
+        r"(?:没有|沒有|缺乏|缺少)(?:相关|相關|足够|足夠|具体|具體)?(?:的)?(?:信息|資訊|资料|資料|"
+        r"数据|數據|答案)",
+        r"(?:找不到|未找到|没有找到|沒有找到)",
+    ),
+    "ja": (
+        r"(?:わかりません|分かりません|知りません|存じません|わからない|分からない)",
+        r"(?:答えられません|回答できません|お答えできません|お答えすることができません|"
+        r"判断できません|特定できません)",
+        r"(?:情報|記載|記述|言及|データ)(?:は|が)(?:ありません|ない|見当たりません|含まれていません)",
+        r"(?:記載|言及|説明|明記)されていません",
+        r"見つかりませんでした|見つけられませんでした",
+    ),
+}
+#: The languages besides English whose refusals are read (ISO 639-1 codes), by name.
+OTHER_LANGUAGES: dict[str, str] = {
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+    "pt": "Portuguese",
+    "it": "Italian",
+    "nl": "Dutch",
+    "zh": "Chinese",
+    "ja": "Japanese",
+}
+_OTHER_REFUSAL_RES = {
+    language: re.compile("|".join(f"(?:{p})" for p in patterns))
+    for language, patterns in _OTHER_REFUSALS.items()
+}
+#: After a refusal in those languages: "but", "however", a guess: the answer goes on.
+_OTHER_ANSWERED: dict[str, str] = {
+    "fr": r"\b(?:mais|cependant|toutefois|néanmoins|probablement|peut-être|sans\s+doute)\b",
+    "de": r"\b(?:aber|jedoch|allerdings|vermutlich|wahrscheinlich|vielleicht|möglicherweise)\b",
+    "es": r"\b(?:pero|sin\s+embargo|aunque|probablemente|quizás|quizá|tal\s+vez)\b",
+    "pt": r"\b(?:mas|porém|no\s+entanto|embora|provavelmente|talvez)\b",
+    "it": r"\b(?:ma|però|tuttavia|sebbene|probabilmente|forse)\b",
+    "nl": r"\b(?:maar|echter|hoewel|waarschijnlijk|misschien|mogelijk)\b",
+    "zh": r"(?:但是|但|不过|不過|然而|可能|也许|也許|大概)",
+    "ja": r"(?:しかし|ただし|ですが|けれども|おそらく|たぶん|かもしれません)",
+}
+_OTHER_ANSWERED_RES = {k: re.compile(v) for k, v in _OTHER_ANSWERED.items()}
+
+
+def _other_language(answer: str, text: str) -> RefusalReading | None:
+    """A refusal in one of :data:`OTHER_LANGUAGES` (partial when the answer goes on after a
+    "but" or a guess with a few more words), or ``None``."""
+    for language, pattern in _OTHER_REFUSAL_RES.items():
+        found = pattern.search(text)
+        if found is None:
+            continue
+        refusal = found.group(0).strip()
+        sentence = _sentence_at(answer, text, found.start())
+        after = text[found.end() :]
+        more = _OTHER_ANSWERED_RES[language].search(after)
+        if more is not None:
+            rest = after[more.end() :].strip(" ,;:.!?。、")
+            enough = len(rest) >= 6 if language in ("zh", "ja") else len(rest.split()) >= 3
+            if enough:
+                return RefusalReading("partial", refusal, more.group(0).strip(), sentence, language)
+        return RefusalReading("refusal", refusal, sentence=sentence, language=language)
+    return None
+
+
 #: After a refusal: "..., though a similar model supports 150 kg", "..., but it was ...".
 _CONTRAST_AFTER_RE = re.compile(
     r"^[^.!?]{0,40}?\b(?:though|although|however|yet|but)\b(?P<clause>[^.!?]*)"
@@ -306,27 +481,27 @@ def read_refusal(answer: str) -> RefusalReading:
         part = _PART_ONLY_RE.search(text)
         if part is not None:
             sentence = _sentence_at(answer, text, part.start())
-            return RefusalReading("partial", part.group(0), part.group(0), sentence)
-        return RefusalReading("answer")
+            return RefusalReading("partial", part.group(0), part.group(0), sentence, "en")
+        return _other_language(answer, text) or RefusalReading("answer")
     refusal = found.group(0).strip()
     sentence = _sentence_at(answer, text, found.start())
     before, after = text[: found.start()], text[found.end() :]
     answered = _ANSWERED_RE.search(text)
     if answered is not None:
-        return RefusalReading("partial", refusal, answered.group(0).strip(), sentence)
+        return RefusalReading("partial", refusal, answered.group(0).strip(), sentence, "en")
     contrast = _CONTRAST_AFTER_RE.search(after)
     if contrast is not None and _states_something(contrast.group("clause")):
-        return RefusalReading("partial", refusal, contrast.group(0).strip(), sentence)
+        return RefusalReading("partial", refusal, contrast.group(0).strip(), sentence, "en")
     lead = _CONTRAST_BEFORE_RE.search(before)
     if lead is not None and _states_something(after):
-        return RefusalReading("partial", refusal, lead.group(0).strip(), sentence)
+        return RefusalReading("partial", refusal, lead.group(0).strip(), sentence, "en")
     for clause in _CLAUSE_SPLIT_RE.split(answer):
         at = text.find(normalize_for_refusal(clause))
         if at < found.end() and at + len(clause) > found.start():
             continue  # the clause that refuses
         if _states_fact(clause):
-            return RefusalReading("partial", refusal, clause.strip(), sentence)
-    return RefusalReading("refusal", refusal, sentence=sentence)
+            return RefusalReading("partial", refusal, clause.strip(), sentence, "en")
+    return RefusalReading("refusal", refusal, sentence=sentence, language="en")
 
 
 def _sentence_at(answer: str, text: str, start: int) -> str:
