@@ -124,3 +124,27 @@ def test_a_reply_leaves_in_one_segment_without_waiting_for_an_ack() -> None:
             )
             assert len(rest) == length, "the body did not come with the headers"
             assert json.loads(rest)["choices"][0]["message"]["content"]
+
+
+def test_one_command_tries_the_judge_path_and_returns_its_exit_status(tmp_path: Path) -> None:
+    """Issue 37, item 10: ``python -m ragmeter.testing.server -- CMD`` runs CMD with
+    OPENAI_BASE_URL at the server, says what it answered, and exits as CMD did."""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    example = Path(__file__).resolve().parents[2] / "examples" / "rag_sample.jsonl"
+    env = {"PYTHONPATH": src, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "c")}
+    tried = subprocess.run(
+        [sys.executable, "-m", "ragmeter.testing.server", "--", "ragmeter", "evaluate",
+         str(example), "-m", "faithfulness", "--judge", "openai:test-model",
+         "--cache", str(tmp_path / "cache.sqlite3"), "--out", str(tmp_path / "r.jsonl")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert tried.returncode == 0, tried.stderr
+    assert "test server: 24 chat calls (12 analyze, 12 verify, 0 criteria)" in tried.stdout
+    record = json.loads((tmp_path / "r.jsonl.run.json").read_text(encoding="utf-8"))
+    assert record["usage"]["calls"] == 24
+    failed = subprocess.run(
+        [sys.executable, "-m", "ragmeter.testing.server", "--", sys.executable, "-c",
+         "import os, sys; sys.exit(3 if os.environ['OPENAI_BASE_URL'].endswith('/v1') else 1)"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+    assert failed.returncode == 3, failed.stderr

@@ -21,6 +21,14 @@ gone wild would. A refusal (``refuse_from_call``) answers every chat call from t
 
 Start it with ``python -m ragmeter.testing.server --port 0 [--latency 0.2]``; it prints
 ``PORT=<port>`` and serves on 127.0.0.1 only. In-process: ``with TestServer(latency=0.1) as s:``.
+
+To try the judge path from the command line in one command, give the command to run after
+``--``: the server starts, the command runs with ``OPENAI_BASE_URL`` pointing at it (the
+CLI's ``--base-url`` default), the server's call counts are printed, and the command's exit
+status is returned::
+
+    python -m ragmeter.testing.server -- ragmeter evaluate examples/rag_sample.jsonl \
+        -m faithfulness --judge openai:test-model
 """
 
 from __future__ import annotations
@@ -500,7 +508,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang-seconds", type=float, default=5.0)
     parser.add_argument("--reject-json-schema", action="store_true")
+    parser.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        help="after --: a command to run with OPENAI_BASE_URL set to this server; the server "
+        "stops when it ends, and its exit status is returned",
+    )
     args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     faults = tuple(f for f in args.faults.split(",") if f)
     unknown = sorted(set(faults) - set(FAULT_KINDS))
     if unknown:
@@ -519,6 +534,8 @@ def main(argv: list[str] | None = None) -> int:
         hang_seconds=args.hang_seconds,
         reject_json_schema=args.reject_json_schema,
     )
+    if command:
+        return _run_with(server, command)
     print(f"PORT={server.port}", flush=True)
     try:
         server._server.serve_forever()
@@ -527,6 +544,32 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server._server.server_close()
     return 0
+
+
+def _run_with(server: TestServer, command: list[str]) -> int:
+    """Run ``command`` with ``OPENAI_BASE_URL`` set to ``server`` (started and stopped here);
+    print what the server answered; return the command's exit status."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url}
+    if command[0] == "ragmeter":  # the ragmeter this server comes with, on PATH or not
+        command = [sys.executable, "-m", "ragmeter", *command[1:]]
+    print(f"test server: {server.base_url} (OPENAI_BASE_URL for: {' '.join(command)})", flush=True)
+    with server:
+        try:
+            code = subprocess.run(command, env=env, check=False).returncode
+        except FileNotFoundError:
+            print(f"test server: no command {command[0]!r} found on PATH", file=sys.stderr)
+            return 127
+        stats = server.stats()
+    print(
+        f"test server: {stats['chat_calls']} chat calls ({stats['analyze_calls']} analyze, "
+        f"{stats['verify_calls']} verify, {stats['criteria_calls']} criteria), "
+        f"{stats['embedding_calls']} embedding calls, {stats['prompt_tokens']} prompt tokens",
+        flush=True,
+    )
+    return code
 
 
 if __name__ == "__main__":
