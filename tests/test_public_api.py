@@ -54,3 +54,20 @@ def test_an_unknown_metric_raises_the_exported_error_type() -> None:
         assert "k_precision" in str(exc)  # the close name is suggested
     else:
         raise AssertionError("an unknown metric name was accepted")
+
+
+def test_ragmeter_testing_is_reachable_after_a_bare_import() -> None:
+    """The README's gate, ``ragmeter.testing.assert_scores(...)`` after ``import ragmeter``,
+    works in a fresh interpreter (issue 37, item 7), and a plain import loads no test double."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragmeter\n"
+        "assert 'ragmeter.testing' not in sys.modules\n"
+        "assert ragmeter.testing.assert_scores is not None\n"
+        "try:\n    ragmeter.no_such_name\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "module 'ragmeter' has no attribute 'no_such_name'"

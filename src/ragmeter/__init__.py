@@ -250,6 +250,17 @@ def calibrate(
     return calibrate_run(run, label_set, target_width=target_width)
 
 
+def __getattr__(name: str) -> Any:
+    # ``ragmeter.testing`` after a bare ``import ragmeter`` (the one-line gate in pytest,
+    # ``ragmeter.testing.assert_scores(result, ...)``): imported on first use, so that a plain
+    # import does not load the test doubles.
+    if name == "testing":
+        import importlib
+
+        return importlib.import_module("ragmeter.testing")
+    raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+
+
 def list_metrics() -> list[MetricSpec]:
     """Every registered metric with what it needs."""
     from ragmeter.metrics.registry import all_specs
