@@ -1,8 +1,10 @@
-"""Every shell block of the README and the docs runs, as written, or says why not.
+"""Every shell and Python block of the README and the docs runs, as written, or says why not.
 
-A block is a fenced ```bash (or ```sh / ```shell) block. It is run unless the HTML comments
-right above its fence hold ``<!-- not-run: REASON -->``; the reason must say why in a few
-words (a bare ``<!-- not-run -->`` is an error, so a command is never left out silently).
+A block is a fenced ```bash (or ```sh / ```shell) or ```python block. It is run unless the
+HTML comments right above its fence hold ``<!-- not-run: REASON -->``; the reason must say why
+in a few words (a bare ``<!-- not-run -->`` is an error, so a command is never left out
+silently). A document's blocks run in order in one folder; each Python block in a fresh
+interpreter, so it runs as a reader would paste it (its imports included).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHELL_FENCES = ("```bash", "```sh", "```shell")
+PYTHON_FENCES = ("```python",)
 NOT_RUN = re.compile(r"<!--\s*not-run\b(?P<rest>.*?)-->")
 MIN_REASON_WORDS = 3
 
@@ -29,6 +32,8 @@ class ShellBlock:
     line: int  # 1-based line of the opening fence
     text: str
     not_run_reason: str | None
+    #: "bash" or "python".
+    lang: str = "bash"
 
     @property
     def where(self) -> str:
@@ -69,22 +74,28 @@ def _reason_above(lines: list[str], fence: int, where: str) -> str | None:
 
 def shell_blocks(path: Path) -> list[ShellBlock]:
     """The shell blocks of one Markdown file, in order."""
+    return [block for block in code_blocks(path) if block.lang == "bash"]
+
+
+def code_blocks(path: Path) -> list[ShellBlock]:
+    """The shell and Python blocks of one Markdown file, in order."""
     lines = path.read_text(encoding="utf-8").splitlines()
     blocks: list[ShellBlock] = []
     i = 0
     while i < len(lines):
         stripped = lines[i].strip()
-        if stripped in SHELL_FENCES:
+        if stripped in SHELL_FENCES or stripped in PYTHON_FENCES:
+            lang = "python" if stripped in PYTHON_FENCES else "bash"
             indent = len(lines[i]) - len(lines[i].lstrip())
             where = f"{_shown(path)}:{i + 1}"
             end = i + 1
             while end < len(lines) and lines[end].strip() != "```":
                 end += 1
             if end == len(lines):
-                raise DocMarkerError(f"{where}: the shell block is never closed with ```.")
+                raise DocMarkerError(f"{where}: the {lang} block is never closed with ```.")
             body = "\n".join(line[indent:] for line in lines[i + 1 : end])
             reason = _reason_above(lines, i, where)
-            blocks.append(ShellBlock(path, i + 1, body + "\n", reason))
+            blocks.append(ShellBlock(path, i + 1, body + "\n", reason, lang))
             i = end
         i += 1
     return blocks
@@ -141,7 +152,7 @@ def _docs_with_blocks_to_run() -> list[Path]:
     found = []
     for doc in documents():
         try:
-            if any(block.not_run_reason is None for block in shell_blocks(doc)):
+            if any(block.not_run_reason is None for block in code_blocks(doc)):
                 found.append(doc)
         except DocMarkerError:
             found.append(doc)
@@ -150,18 +161,23 @@ def _docs_with_blocks_to_run() -> list[Path]:
 
 @pytest.mark.slow  # the docs run the offline default, which loads the packaged models
 @pytest.mark.parametrize("doc", _docs_with_blocks_to_run(), ids=lambda p: _shown(p))
-def test_every_shell_block_of_the_docs_runs(
+def test_every_code_block_of_the_docs_runs(
     doc: Path, _doc_workspace_template: Path, tmp_path: Path
 ) -> None:
-    """Each runnable block of one document, in order, in one folder (a block may use what an
-    earlier one wrote), exits 0."""
-    blocks = [block for block in shell_blocks(doc) if block.not_run_reason is None]
+    """Each runnable block of one document, shell or Python, in order, in one folder (a block
+    may use what an earlier one wrote), exits 0."""
+    blocks = [block for block in code_blocks(doc) if block.not_run_reason is None]
     workspace = tmp_path / "ws"
     shutil.copytree(_doc_workspace_template, workspace)
     env = _block_env()
     for block in blocks:
+        command = (
+            [sys.executable, "-c", block.text]
+            if block.lang == "python"
+            else ["bash", "-e", "-o", "pipefail", "-c", block.text]
+        )
         proc = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", block.text],
+            command,
             cwd=workspace,
             env=env,
             capture_output=True,
@@ -179,7 +195,7 @@ def test_every_document_is_read_and_the_readme_set_up_commands_are_run_elsewhere
     set-up commands, which make a venv, are the ones it leaves to CI and to
     tests/packaging/test_no_torch.py."""
     for doc in documents():
-        shell_blocks(doc)
+        code_blocks(doc)
     readme = shell_blocks(ROOT / "README.md")
     not_run = [block.text for block in readme if block.not_run_reason]
     assert any("pip install -q -e '.[local]'" in text for text in not_run)
@@ -209,6 +225,17 @@ def test_blocks_are_read_with_their_markers_and_indentation(tmp_path: Path) -> N
     assert first.text == "echo one \\\n    two\n" and first.not_run_reason is None
     assert first.line == 3
     assert second.not_run_reason == "talks to a real server"
+    *_, python = code_blocks(doc)
+    assert (python.lang, python.text, python.line) == ("python", "print(1)\n", 13)
+
+
+def test_every_python_block_of_the_docs_is_run_or_says_why() -> None:
+    """Issue 37, item 7: the Python snippets are run too; only a few need what a test cannot
+    give (an API key), and say so."""
+    blocks = [block for doc in documents() for block in code_blocks(doc) if block.lang == "python"]
+    assert len(blocks) >= 7
+    skipped = [block.where for block in blocks if block.not_run_reason is not None]
+    assert len(skipped) <= 1, skipped
 
 
 def test_the_readme_stays_short() -> None:
