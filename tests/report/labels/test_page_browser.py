@@ -260,3 +260,19 @@ def test_answer_claims_are_labelled_against_the_reference_by_keys_and_calibrate(
     assert entry["agreement"]["answer claims against the contexts"]["n"] == 3
     assert "the judge's verdicts kept" not in entry["how"]
     assert "at least 10" in entry["calibrated"]["refused"]  # one row: no interval
+
+
+def test_the_header_asks_only_about_the_claims_the_page_shows(
+    labelled_run, reference_run, browser, tmp_path
+):
+    """Issue 37, item 8: a faithfulness page asked about reference claims it does not show."""
+    header = "document.querySelector('header').textContent"
+    write_label_page(labelled_run, tmp_path / "f.html", sample=2, seed=0)
+    browser.open(tmp_path / "f.html")
+    text = browser.js(header)
+    assert "For each claim of the answer:" in text and "reference answers" not in text
+    write_label_page(reference_run, tmp_path / "r.html", sample=2, seed=0, metric="claim_recall")
+    browser.open(tmp_path / "r.html")
+    assert "For each claim of the reference answers: does the answer state it?" in browser.js(
+        header
+    )

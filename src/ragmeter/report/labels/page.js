@@ -111,13 +111,16 @@
         "): its labels can calibrate the judge's estimates.");
     note.id = "selection";
     head.appendChild(note);
+    // Ask only about the claims the page shows: a faithfulness page has no reference claims.
+    var hasAnswerClaims = data.rows.some(function (r) { return (r.claims || []).length; });
+    var hasRefClaims = data.rows.some(function (r) { return (r.reference_claims || []).length; });
     head.appendChild(el("p", null, CLAIMS
-      ? "For each claim of the answer: " + ANSWER_AGAINST.map(function (a) {
-        return QUESTION[a];
-      }).join(" And ") + " For each claim of the reference answers: " +
-        (data.reference_against === "contexts"
-          ? "do the contexts support it?" : "does the answer state it?") +
-        " Marked spans are where the judge looked."
+      ? (hasAnswerClaims || !hasRefClaims ? "For each claim of the answer: " +
+        ANSWER_AGAINST.map(function (a) { return QUESTION[a]; }).join(" And ") + " " : "") +
+        (hasRefClaims ? "For each claim of the reference answers: " +
+          (data.reference_against === "contexts"
+            ? "do the contexts support it? " : "does the answer state it? ") : "") +
+        "Marked spans are where the judge looked."
       : "Give each row the " + data.metric + " score you judge right, between " + lo +
         " and " + hi + "."));
     var bar = el("div", "bar");
