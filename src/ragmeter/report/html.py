@@ -104,7 +104,7 @@ mark{background:#fff1a8;padding:0 1px}.unc{color:#8a5a00;font-weight:600}
 .premise{margin:3px 0 6px;padding:3px 6px;border-left:3px solid #dcdcde}
 .key{border:1px solid #c5dcdb;background:#f3f9f9;border-radius:4px;padding:4px 14px;margin:8px 0}
 .key li{margin:4px 0}.ov td,.ov th{padding:2px 6px}.ov tr.fam th{background:#e4efee;
-text-align:left}.ov small,.same{color:#50575e}details.fam{border-top:1px solid #dcdcde;
+text-align:left}.ov small,.same{color:#50575e;font-weight:400}details.fam{border-top:1px solid #dcdcde;
 padding:2px 0}details.fam>summary{font-size:16px;padding:4px 0}.stats{font-size:13px;
 color:#3c434a}
 """
@@ -1159,8 +1159,8 @@ def _judge_text(info: Mapping[str, Any]) -> str | None:
     text = name + (f" ({method})" if isinstance(method, str) and method else "")
     if name.startswith("offline"):
         text += (
-            ": ragmeter's offline judge, no LLM and no API key, an approximation of one; "
-            "read the good scores under Check these before trusting a mean"
+            ": ragmeter's offline judge, a small local model, not an LLM; read the good "
+            "scores under Check these before trusting a mean"
         )
     return text
 
