@@ -104,9 +104,9 @@ mark{background:#fff1a8;padding:0 1px}.unc{color:#8a5a00;font-weight:600}
 .premise{margin:3px 0 6px;padding:3px 6px;border-left:3px solid #dcdcde}
 .key{border:1px solid #c5dcdb;background:#f3f9f9;border-radius:4px;padding:4px 14px;margin:8px 0}
 .key li{margin:4px 0}.ov td,.ov th{padding:2px 6px}.ov tr.fam th{background:#e4efee;
-text-align:left}.ov small,.same{color:#50575e;font-weight:400}details.fam{border-top:1px solid #dcdcde;
-padding:2px 0}details.fam>summary{font-size:16px;padding:4px 0}.stats{font-size:13px;
-color:#3c434a}
+text-align:left}.ov small,.same{color:#50575e;font-weight:400}
+details.fam{border-top:1px solid #dcdcde;padding:2px 0}
+details.fam>summary{font-size:16px;padding:4px 0}.stats{font-size:13px;color:#3c434a}
 """
 _CSS = _PAGE_CSS.replace("\n", "") + PLOT_CSS
 
