@@ -57,7 +57,13 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     return events
 
 
-def test_a_model_metric_advances_chunk_by_chunk_within_one_batch(scripted: list) -> None:
+def test_a_model_metric_advances_chunk_by_chunk_within_one_batch(
+    scripted: list, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmeter.runner import core
+
+    monkeypatch.setattr(core, "FIRST_BATCH", 64)  # one batch: no smaller first batches
+
     def seen(done: int, total: int | None) -> None:
         scripted.append(("progress", done))
         assert total == 20
