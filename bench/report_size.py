@@ -47,8 +47,9 @@ def measure(results: Path, out: Path, group_by: str | None) -> str:
     doc = out.read_text(encoding="utf-8")
     signs = re.search(r"<h3[^>]*>Signs of risk \((\d+)\)</h3>", doc)
     shown = doc.split('id="signs"')[1].split("<details>")[0].count('<li class="risk">')
+    plots = doc.count('<svg class="pl"')  # not the overview's small histograms
     return (
-        f"{out.stat().st_size / 1000:9.1f} KB  {doc.count('<svg'):4d} plots  "
+        f"{out.stat().st_size / 1000:9.1f} KB  {plots:4d} plots  "
         f"signs {shown} shown / {signs.group(1) if signs else 0}  {seconds:6.1f} s  "
         f"group_by={group_by or '-'}"
     )

@@ -35,7 +35,8 @@ CONVERTED_MODEL_FOLDERS = ("onnx", "models")
 def model_conversion_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One cache of converted models for the whole test session.
 
-    Converting the packaged GGUF to ONNX takes 20-40 s on 2 cores and leaves about 1.1 GB:
+    Converting the packaged GGUF to ONNX takes 20-40 s on 2 cores and leaves about 290 MB (int8;
+    1.1 GB in float32):
     done once here, not once per test (with pytest-xdist, one folder for every worker). Each
     test still gets its own cache dir (its judge cache is its own); only the converted-model
     folders in it point here. A test about conversion itself sets ``RAGMETER_CACHE_DIR`` to a
