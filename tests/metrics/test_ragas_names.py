@@ -112,9 +112,10 @@ def test_resume_refuses_a_file_whose_context_precision_had_the_old_meaning(
         )
     assert "would mix the two formulas" in str(caught.value)
     assert out.read_bytes() == before
-    # Resuming without the changed name goes on.
-    result = ragmeter.evaluate(data, ["k_precision"], out=out, resume=True, progress=False)
-    assert result.summary["k_precision"].count == 3
+    # Nor without it: the file holds it, and a resumed run computes every metric of its file.
+    with pytest.raises(DataError, match="does not compute: context_precision"):
+        ragmeter.evaluate(data, ["k_precision"], out=out, resume=True, progress=False)
+    assert out.read_bytes() == before
 
 
 METRICS_DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"

@@ -146,8 +146,7 @@ def load_resumed(
     if changed:
         raise DataError(
             " ".join(changed) + " Resuming would mix the two formulas in one file: give "
-            f"{param('out')} a new path (cached judge replies make the rerun cheap), or resume "
-            "with the old formula's new name."
+            f"{param('out')} a new path (cached judge replies make the rerun cheap)."
         )
     expect = results_expect(info)
     if expect.n_rows is None:  # the first run stopped before it counted the input's rows
