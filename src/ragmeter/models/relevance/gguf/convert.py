@@ -96,7 +96,7 @@ def damage(folder: Path) -> str | None:
             return None
         about = json.loads((folder / DONE_MARK).read_text(encoding="utf-8"))
         recorded = about.get("files") if isinstance(about, dict) else None
-        if not isinstance(recorded, dict) or not recorded:
+        if not isinstance(recorded, dict):
             return "it was converted by an earlier ragmeter, which kept no hashes to check"
         for name, expected in sorted(recorded.items()):
             path = folder / name
