@@ -121,13 +121,12 @@ def _negated_stems(toks: list[str]) -> frozenset[str]:
 def conflict_features(
     claim: ClaimText, premise: str, names: frozenset[str] = frozenset()
 ) -> tuple[float, float]:
-    """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``; the
-    claim's ``names`` (stems) are left out of the words a clause must hold when the claim
-    has others (a passage says "the town" where the claim names it: the name's binding is
-    :mod:`~ragmeter.judges.offline.binding`'s)."""
-    content = frozenset(claim.content) - _ANSWER_WORDS
-    if names and content - names:
-        content = content - names
+    """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``; for the
+    polarity, the claim's ``names`` (stems) are left out of the words a clause must hold
+    when the claim has others (a passage says "It does not include ..." where the claim
+    names the plan: the name's binding is :mod:`~ragmeter.judges.offline.binding`'s)."""
+    full = frozenset(claim.content) - _ANSWER_WORDS
+    content = full - names if names and full - names else full
     if not content:
         return 0.0, 0.0
     clauses = clauses_of(premise)
@@ -136,6 +135,10 @@ def conflict_features(
     negated = bool(_negated_stems(list(claim.tokens)))
     if covering and all(c.negates(content) != negated for c in covering):
         polarity = 1.0
+    # an antonym is read with the whole claim ("A Norwegian collector bought the canvas"
+    # against "... sold to a collector from Norway" names no clause that covers it)
+    content = full
+    covering = [c for c in clauses if content <= c.stems]
     antonym = 0.0
     words = frozenset(claim.tokens)
     for word in words:

@@ -82,6 +82,7 @@ from ragmeter.judges.offline.binding import (
     ClaimWords,
     answer_conflict,
     claim_names,
+    kind_words,
     parsed_words,
     subject_conflict,
 )
@@ -976,11 +977,14 @@ class OfflineJudge:
                         feats[i, j, n_lex:n_all] = block_features(claim, premise, idf)
                     if plan[j][2] is None:
                         found = words[claim_text]
-                        names = frozenset(stem(n) for n in found.names)
-                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text, names)
+                        # the passage may write the claim's subject as "it" or "the town"
+                        bound = frozenset(stem(n) for n in found.names) | set(found.subject)
+                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text, bound)
                         if sentences := covering_sentences(claim, premise):
                             covered.append((b, i, j, claim_text, sentences))
-                        feats[i, j, _SUBJECT] = subject_conflict(found.names, claim, premise)
+                        feats[i, j, _SUBJECT] = subject_conflict(
+                            found.names, claim, premise, kind_words(claim_text)
+                        )
                         if asked:
                             feats[i, j, _ANSWER] = answer_conflict(found, claim, asked, premise)
                     else:

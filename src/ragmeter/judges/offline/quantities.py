@@ -10,8 +10,9 @@ follows it (a known unit with its dimension and scale, or the counted noun), and
   money) converted to one scale; a number counting something else ("10 members", "35,500
   voles") never meets a measured one ("10 GB"), and meets any other count of the same value
   (the counted noun is only a soft sign: "35,500 animals", "35,500 voles");
-* equal values, within 1 % when the units differ (a rounded conversion) and within 10 %
-  when either side is hedged ("about", "around", "roughly", "nearly", "some", "over"...).
+* equal values, within 1 % when the units differ (a rounded conversion) and within
+  :data:`HEDGED` when either side is hedged ("about", "around", "roughly", "nearly"...);
+* a frequency ("once daily", "three times a day") is a count of times.
 
 Pure functions, no model.
 
@@ -109,6 +110,13 @@ _add("power", 1e3, "kw", "kilowatt", "kilowatts")
 _add("power", 1e6, "mw", "megawatt", "megawatts")
 
 _SQUARE = {"square", "sq"}
+#: How far apart two hedged values may be ("about 70,400" and 70,412; not "about 36,380"
+#: and 32,950).
+HEDGED = 0.05
+#: Counts of times, read before a word of frequency ("once daily", "twice a week"; not
+#: "once a market town").
+_TIMES = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+_FREQUENCY = frozenset({"daily", "a", "an", "per", "every", "each", "weekly", "monthly", "yearly"})
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9}
 _HEDGES = frozenset(
     [
@@ -191,6 +199,10 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     k = 0
     while k < len(toks):
         value = _number(toks[k])
+        if toks[k] in _TIMES and k + 1 < len(toks) and toks[k + 1] in _FREQUENCY:
+            out.append(Quantity(_TIMES[toks[k]], _TIMES[toks[k]], "times", (), False, True))
+            k += 1
+            continue
         if value is None or (toks[k] == "one" and not _unit_at(toks, k + 1)):
             k += 1
             continue
@@ -237,6 +249,8 @@ def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], 
             return "temperature", 0.0, (), j + (2 if word == "degrees" or word == "°" else 1)
         if word == "°c" or follow in ("celsius", "c", "centigrade") or word == "°":
             return "temperature", 1.0, (), j + (2 if word in ("degrees", "°") else 1)
+    if word == "times" and j + 1 < len(toks) and toks[j + 1] in _FREQUENCY:
+        return "times", 1.0, (), j + 1
     if word in _SQUARE and j + 1 < len(toks) and toks[j + 1] in _UNITS:
         dim, scale = _UNITS[toks[j + 1]]
         if dim == "length":
@@ -276,7 +290,7 @@ def is_given(claim: Quantity, premise: Sequence[Quantity]) -> bool:
             if bare and _close(claim.value, given.number, 0.0):
                 return True
             continue
-        tolerance = 0.1 if claim.approx or given.approx else 0.0
+        tolerance = HEDGED if claim.approx or given.approx else 0.0
         if claim.dimension is not None and tolerance == 0.0:
             tolerance = 0.01  # a unit conversion rounds
         if _close(claim.value, given.value, tolerance):
