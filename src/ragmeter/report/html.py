@@ -965,8 +965,12 @@ def _skipped(w: _Writer, info: Mapping[str, Any]) -> None:
         f"<h3>Skipped metrics ({len(skipped)})</h3><table><thead><tr><th>metric</th>"
         "<th>reason</th></tr></thead><tbody>"
     )
+    by_reason: dict[str, list[str]] = {}  # 23 retrieval metrics lacking one column: one line
     for name, reason in skipped.items():
-        w.add(f'<tr><td>{w.t(name)}</td><td class="txt">{w.t(reason)}</td></tr>')
+        by_reason.setdefault(str(reason), []).append(str(name))
+    for reason, names in by_reason.items():
+        shown = names[0] if len(names) == 1 else f"{', '.join(names)} ({len(names)})"
+        w.add(f'<tr><td>{w.t(shown)}</td><td class="txt">{w.t(reason)}</td></tr>')
     w.add("</tbody></table>")
 
 
@@ -1196,13 +1200,14 @@ def _key_box(
         example = ""
         if weak is not None:
             example = (
-                f" The weakest: row {first.index}, “{w.t(weak[1], limit=120)}” entailed by "
+                f" The weakest: row {first.index}, “{w.t(weak[1], limit=240)}” entailed by "
                 f"{w.t(weak[2])} at support {weak[0]:.2f}."
             )
         items.append(
             f'<li class="risk"><a href="#check">{len(checks)} row{"s" if len(checks) != 1 else ""}'
-            " to check</a>: good claim scores that rest on uncertain verdicts or on claims "
-            f"entailed with support under {LOW_SUPPORT:.2f}.{example}</li>"
+            f" to check</a> ({len(checks) / max(len(run.rows), 1):.0%} of the rows): good claim "
+            "scores that rest on uncertain verdicts or on claims entailed with support under "
+            f"{LOW_SUPPORT:.2f}.{example}</li>"
         )
     judge = _judge_text(run.info)
     if judged and judge is not None:
@@ -1324,8 +1329,8 @@ def _check_section(w: _Writer, run: Run, checks: Sequence[RowCheck]) -> None:
         row = texts[check.index]
         ident = f"<br><small>{w.t(check.id, limit=40)}</small>" if check.id is not None else ""
         text = "".join(
-            f'<div class="txt">{w.t(value, limit=200)}</div>'
-            for value in (row.question, row.answer)
+            f'<div class="txt">{w.t(value, limit=limit)}</div>'
+            for value, limit in ((row.question, 120), (row.answer, 200))
             if value is not None
         )
         # The metrics whose good score is a high one first (faithfulness 1.00 before
