@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 import ragmeter
-from ragmeter.models._runtime import cache_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "rag_sample.jsonl"
@@ -62,10 +61,14 @@ def test_the_converted_model_size_in_install_md_is_the_cache_dirs(
 ) -> None:
     stated = re.search(r"about (\d+) MB of int8 weights in ragmeter's cache dir", doc("install.md"))
     assert stated, "docs/install.md lost the int8 model's size"
-    folders = list((cache_dir() / "onnx").iterdir())
-    int8 = [p for p in folders if "-int8" in p.name and not p.name.startswith(".")]
-    assert int8, folders
-    size_mb = sum(f.stat().st_size for f in int8[0].rglob("*") if f.is_file()) / 1e6
+    from ragmeter.models.relevance.gguf.convert import conversion_folder
+    from ragmeter.models.relevance.source import resolve_relevance_model
+
+    source = resolve_relevance_model("offline")  # the packaged Gemma the example ran
+    assert source.packaged is not None
+    folder = conversion_folder(source.name, source.packaged.sha256, int8=True)
+    assert folder.is_dir(), folder
+    size_mb = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6
     assert near(size_mb, int(stated.group(1))), f"the int8 model is {size_mb:.0f} MB"
     for name in ("judges.md", "architecture.md"):
         assert f"about {stated.group(1)} MB" in doc(name) or f"{stated.group(1)} MB" in doc(name)
