@@ -713,14 +713,16 @@ def _metric_section(
     thresholds: RiskThresholds,
     worst_n: int,
     same_as: str | None = None,
+    same_anchor: str | None = None,
 ) -> None:
     w.add(f'<h3 id="{anchor}">{w.t(info.name)}</h3>')
     if info.description:
         w.add(f'<p class="note">{w.t(info.description)}</p>')
     if same_as is not None:
+        link = f'<a href="#{same_anchor}">{w.t(same_as)}</a>' if same_anchor else w.t(same_as)
         w.add(
             f'<p class="same">= {w.t(same_as)}: {w.t(_alias_note(info.name, same_as))} '
-            f"Its plot, signs and rows are {w.t(same_as)}'s.</p>"
+            f"Its plot, signs and rows are {link}'s.</p>"
         )
         return
     w.add(_stats_line(run, info))
@@ -1148,8 +1150,8 @@ def _alias_note(metric: str, other: str) -> str:
             if x.startswith(a) and y == b + x[len(a) :]:
                 return why
     return (
-        f"Same scores as {other} on every row of this run: the two agree here (one reference "
-        "id per question makes several ranking metrics equal), not in general."
+        f"Same scores as {other} on every row of this run: the two agree on these rows, not "
+        "in general."
     )
 
 
@@ -1493,7 +1495,8 @@ def render_report(
                 f"{'s' if len(infos) != 1 else ''}{note}</summary>"
             )
             for m in infos:
-                _metric_section(w, r, m, anchors[m.name], t, worst_n, same_as.get(m.name))
+                same = same_as.get(m.name)
+                _metric_section(w, r, m, anchors[m.name], t, worst_n, same, anchors.get(same or ""))
             w.add("</details>")
     if group_by and metrics:
         _group_section(w, r, group_by, metrics, t, top_signs)
