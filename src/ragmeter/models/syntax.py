@@ -15,7 +15,7 @@ from ragmeter.errors import ModelUnavailableError
 from ragmeter.models._runtime import cached_model, encodable, import_spacy
 from ragmeter.models.entities import SPACY_MODEL
 
-__all__ = ["PARSER_METHOD", "lemma", "load_parser", "parse"]
+__all__ = ["PARSER_METHOD", "lemma", "load_parser", "parse", "tag"]
 
 #: How the parses are made, for a judge's ``meta``.
 PARSER_METHOD = f"spacy:{SPACY_MODEL} (tagger+parser)"
@@ -51,6 +51,14 @@ def load_parser() -> Any:
 def parse(nlp: Any, texts: Sequence[str], *, batch_size: int = 128) -> list[Any]:
     """spaCy ``Doc`` objects for ``texts``, in order, parsed in batches by ``nlp.pipe``."""
     return list(nlp.pipe(encodable(texts), batch_size=batch_size))
+
+
+def tag(nlp: Any, texts: Sequence[str], *, batch_size: int = 128) -> list[Any]:
+    """spaCy ``Doc`` objects for ``texts`` with fine-grained (Penn Treebank) tags only: no
+    dependency parse and no attribute ruler, so ``token.pos_`` is empty and ``token.tag_``
+    holds the tag (about a third of the time of :func:`parse`)."""
+    skipped = [name for name in ("parser", "attribute_ruler") if name in nlp.pipe_names]
+    return list(nlp.pipe(encodable(texts), batch_size=batch_size, disable=skipped))
 
 
 def lemma(nlp: Any, token: Any) -> str:

@@ -76,11 +76,19 @@ class Clause:
     words: frozenset[str]
     stems: frozenset[str]
     negated_stems: frozenset[str]
+    #: Whether the clause opens with a pronoun or "the": its subject may be the claim's,
+    #: named elsewhere ("It does not include single sign-on.").
+    anaphoric: bool = False
 
     def negates(self, content: frozenset[str]) -> bool:
         """Whether a negation of this clause bears on one of ``content``'s stems."""
         return not self.negated_stems.isdisjoint(content)
 
+
+#: Openings of a clause whose subject may be named elsewhere.
+_ANAPHORS = frozenset(
+    {"it", "they", "he", "she", "this", "these", "its", "their", "the", "there", "a", "an"}
+)
 
 #: "Yes, there is ..." : the answer word is no word a clause must hold.
 _ANSWER_WORDS = frozenset({"yes"})
@@ -104,7 +112,14 @@ def clauses_of(premise: str) -> tuple[Clause, ...]:
             toks = tokens(part)
             if not toks:
                 continue
-            out.append(Clause(frozenset(toks), frozenset(map(stem, toks)), _negated_stems(toks)))
+            out.append(
+                Clause(
+                    frozenset(toks),
+                    frozenset(map(stem, toks)),
+                    _negated_stems(toks),
+                    anaphoric=toks[0] in _ANAPHORS,
+                )
+            )
     return tuple(out)
 
 
@@ -126,18 +141,20 @@ def conflict_features(
     when the claim has others (a passage says "It does not include ..." where the claim
     names the plan: the name's binding is :mod:`~ragmeter.judges.offline.binding`'s)."""
     full = frozenset(claim.content) - _ANSWER_WORDS
-    content = full - names if names and full - names else full
-    if not content:
+    if not full:
         return 0.0, 0.0
+    content = full - names if names and full - names else full
     clauses = clauses_of(premise)
-    covering = [c for c in clauses if content <= c.stems]
+    # a clause that holds the whole claim, or all but its subject when the clause's own
+    # subject is a pronoun or "the ..." (not "Books have ..." for a claim about TV shows)
+    covering = [c for c in clauses if full <= c.stems or (c.anaphoric and content <= c.stems)]
+    content = full
     polarity = 0.0
     negated = bool(_negated_stems(list(claim.tokens)))
     if covering and all(c.negates(content) != negated for c in covering):
         polarity = 1.0
     # an antonym is read with the whole claim ("A Norwegian collector bought the canvas"
     # against "... sold to a collector from Norway" names no clause that covers it)
-    content = full
     covering = [c for c in clauses if content <= c.stems]
     antonym = 0.0
     words = frozenset(claim.tokens)

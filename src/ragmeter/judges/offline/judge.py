@@ -151,7 +151,7 @@ from ragmeter.judges.offline.verdict import (
 )
 from ragmeter.models.claim_verifier import shipped_model_available
 from ragmeter.settings import Settings
-from ragmeter.text import tokens
+from ragmeter.text import split_sentences, tokens
 
 __all__ = ["MODEL_DECISION", "OfflineJudge"]
 
@@ -162,10 +162,11 @@ _RULE_COLUMNS = [ALL_FEATURES.index(name) for name in ("polarity_conflict", "ant
 _ROLE = ALL_FEATURES.index("role_conflict")
 _SUBJECT = ALL_FEATURES.index("subject_conflict")
 _ANSWER = ALL_FEATURES.index("answer_conflict")
-#: Answers read with their question that :func:`read_as_answer` decides alone: up to this
-#: many tokens (a reference like "2000 GB." or "Mary Shelley wrote Frankenstein in 1818.";
-#: longer answers are read by the calibrated verifier).
-ANSWER_RULE_TOKENS = 40
+#: Answers read with their question that :func:`read_as_answer` decides alone: one sentence
+#: of up to this many tokens (a reference like "2000 GB." or "Mary Shelley wrote
+#: Frankenstein in 1818."; a longer answer, or one of several sentences, is read by the
+#: calibrated verifier).
+ANSWER_RULE_TOKENS = 30
 T = TypeVar("T")
 
 
@@ -983,7 +984,11 @@ class OfflineJudge:
                         if sentences := covering_sentences(claim, premise):
                             covered.append((b, i, j, claim_text, sentences))
                         feats[i, j, _SUBJECT] = subject_conflict(
-                            found.names, claim, premise, kind_words(claim_text)
+                            found.names,
+                            claim,
+                            premise,
+                            kind_words(claim_text),
+                            frozenset(found.subject),
                         )
                         if asked:
                             feats[i, j, _ANSWER] = answer_conflict(found, claim, asked, premise)
@@ -1004,15 +1009,15 @@ class OfflineJudge:
 
     def _words_of(self, claims: list[str]) -> dict[str, ClaimWords]:
         """What binding reads of each claim (:mod:`~ragmeter.judges.offline.binding`): its
-        proper nouns, nouns and adjectives by spaCy's parse, one batch; without spaCy,
+        proper nouns, nouns and adjectives by spaCy's tagger, one batch; without spaCy,
         capitalised words after the first as names and no values."""
         distinct = list(dict.fromkeys(claims))
         nlp = self._parser_or_none() if distinct else None
         if nlp is None:
             return {c: ClaimWords(claim_names(c)) for c in distinct}
-        from ragmeter.models.syntax import parse
+        from ragmeter.models.syntax import tag
 
-        return {c: parsed_words(d) for c, d in zip(distinct, parse(nlp, distinct), strict=True)}
+        return {c: parsed_words(d) for c, d in zip(distinct, tag(nlp, distinct), strict=True)}
 
     def _fill_roles(
         self, feats: list[np.ndarray], covered: list[tuple[int, int, int, str, tuple[str, ...]]]
@@ -1121,6 +1126,8 @@ def _answer_readings(block: ClaimBlock) -> dict[tuple[int, int], AnswerReading]:
     for j, premise in enumerate(block.premises):
         parts = split_answer_premise(premise)
         if parts is None or len(tokens(parts[1])) > ANSWER_RULE_TOKENS:
+            continue
+        if len(split_sentences(parts[1])) > 1:
             continue
         question, answer = parts
         for i, claim in enumerate(block.claims):

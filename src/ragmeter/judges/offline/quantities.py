@@ -249,6 +249,8 @@ def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], 
             return "temperature", 0.0, (), j + (2 if word == "degrees" or word == "°" else 1)
         if word == "°c" or follow in ("celsius", "c", "centigrade") or word == "°":
             return "temperature", 1.0, (), j + (2 if word in ("degrees", "°") else 1)
+    if word in ("degree", "degrees"):  # no scale named: the number as written
+        return None, 1.0, (), j + 1
     if word == "times" and j + 1 < len(toks) and toks[j + 1] in _FREQUENCY:
         return "times", 1.0, (), j + 1
     if word in _SQUARE and j + 1 < len(toks) and toks[j + 1] in _UNITS:
