@@ -191,3 +191,44 @@ def test_a_copula_read_the_other_way_round_is_no_role_conflict() -> None:
     premise = "Iron is a chemical element with symbol Fe and atomic number 26."
     result = OfflineJudge().verify_sync([ClaimBlock(("Fe is the symbol for iron.",), (premise,))])
     assert result.matrices == (((True,),),)
+
+
+@pytest.mark.parametrize(
+    ("question", "reference", "statement"),
+    [
+        (
+            "Does the Ferndoc Pro plan include single sign-on?",
+            "No.",
+            "The Ferndoc Pro plan does not include single sign-on.",
+        ),
+        (
+            "Is there a railway station in Kilstow?",
+            "No",
+            "There is not a railway station in Kilstow.",
+        ),
+        ("Is the River Lisse navigable?", "Yes.", "The River Lisse is navigable."),
+        (
+            "Is Brightvane Robotics listed on a stock exchange?",
+            "No.",
+            "Brightvane Robotics is not listed on a stock exchange.",
+        ),
+        ("What is the capital of France?", "No.", None),
+        ("Is the River Lisse navigable?", "Yes, for small boats.", None),
+    ],
+)
+def test_a_bare_yes_or_no_is_read_as_the_statement_it_answers(question, reference, statement):
+    pytest.importorskip("spacy")
+    from ragmeter.judges.offline.reference_reading import yes_no_statement
+    from ragmeter.models.syntax import load_parser
+
+    assert yes_no_statement(question, reference, load_parser()) == statement
+
+
+def test_a_statement_of_a_yes_no_question_is_read_by_its_polarity() -> None:
+    question = "Does the Ferndoc Pro plan include single sign-on?"
+    statement = "The Ferndoc Pro plan does not include single sign-on."
+    assert read_as_answer(statement, question, "The plan comes without single sign-on.").entailed
+    assert not read_as_answer(statement, question, "Yes, the plan includes it.").entailed
+    assert read_as_answer(
+        "The plan is protected.", "Is the plan protected?", "Yes, it is."
+    ).entailed

@@ -123,6 +123,29 @@ _LIGHT = frozenset(
 )
 
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
+_AUXILIARIES = frozenset(
+    [
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "will",
+        "would",
+        "has",
+        "have",
+        "had",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+    ]
+)
 _YES = frozenset({"yes", "yeah", "correct", "true", "indeed"})
 _NO = frozenset({"no", "not", "false", "never", "incorrect"})
 
@@ -230,8 +253,15 @@ def read_as_answer(
     own = len(adds) + len(claim_quantities)
     bound = own - len(uncovered) - len(unbound)
     share = bound / own if own else 0.0
+    # a yes/no question: a claim that restates it says yes or no by its polarity ("The Pro
+    # plan does not include single sign-on." against "It comes without single sign-on.")
+    polar = bool(question.split()) and question.split()[0].lower() in _AUXILIARIES
     first = answer_toks[0] if answer_toks else ""
-    yes_no = first in _YES | _NO and len(answer_toks) <= 3
+    # "Yes.", "No, it is not.", "Yes, it is protected.": yes or no and nothing beyond the
+    # question
+    yes_no = first in _YES | _NO and (
+        len(answer_toks) <= 3 or not [w for w in _content(answer, asked) if w not in _YES | _NO]
+    )
     if yes_no:
         negative = first in _NO
         if _polarity(claim_toks) != negative:
@@ -243,13 +273,13 @@ def read_as_answer(
         entailed, why = False, "a quantity the answer does not give"
     elif named:
         entailed, why = False, "names the answer does not: " + ", ".join(named)
-    elif not own and not yes_no:
+    elif not own and not yes_no and not polar:
         entailed, why = False, "only restates the question"
     elif len(uncovered) > (allowed_extra if holds_answer or yes_no else 0):
         entailed, why = False, "adds: " + ", ".join(uncovered)
     else:
         entailed, why = True, "the answer gives what the claim adds to the question"
-    if yes_no and not own:
+    if (yes_no or polar) and not own and entailed:
         share = 1.0
     support = 0.5 + 0.5 * share if entailed else 0.5 * share
     return AnswerReading(entailed, round(support, 4), why)

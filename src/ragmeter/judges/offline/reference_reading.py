@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["question_subject", "read_reference", "read_references"]
+__all__ = ["question_subject", "read_reference", "read_references", "yes_no_statement"]
 
 _SUBJECT_PRONOUNS = frozenset({"it", "this", "he", "she", "they"})
 _POSSESSIVES = frozenset({"its", "his", "her", "their"})
@@ -296,8 +296,74 @@ def _read(reference: str, subject: _Subject | None) -> str:
 def read_references(
     question: str | None, references: Sequence[str], nlp: Any | None = None
 ) -> list[str]:
-    """:func:`read_reference` for each of ``references``; the question is parsed once."""
+    """:func:`read_reference` for each of ``references``, a bare "Yes." or "No." made the
+    statement it answers (:func:`yes_no_statement`); the question is parsed once."""
+    references = [yes_no_statement(question, r, nlp) or r for r in references]
     if not any(_first_sentence_lead(r) for r in references):
         return list(references)
     subject = _subject(question, nlp)
     return [_read(r, subject) for r in references]
+
+
+_AUXILIARIES = frozenset(
+    [
+        "do",
+        "does",
+        "did",
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "will",
+        "would",
+        "has",
+        "have",
+        "had",
+        "should",
+        "may",
+        "might",
+        "must",
+        "shall",
+    ]
+)
+_BARE_YES_NO = re.compile(r"^\s*(yes|no)\b[\s.!,]*$", re.IGNORECASE)
+
+
+def yes_no_statement(question: str | None, reference: str, nlp: Any | None) -> str | None:
+    """The statement a bare "Yes." or "No." makes of a yes/no question, or None.
+
+    "Does the Pro plan include single sign-on?" answered "No." states "The Pro plan does not
+    include single sign-on."; the question's subject is found by spaCy's parse (None
+    without it, and for any other question or reference).
+
+    >>> from ragmeter.models.syntax import load_parser
+    >>> yes_no_statement("Is the silver warbler endangered?", "No.", load_parser())
+    'The silver warbler is not endangered.'
+    """
+    answer = _BARE_YES_NO.match(reference)
+    if answer is None or not question or nlp is None:
+        return None
+    words = question.strip().rstrip("?").split()
+    if len(words) < 3 or words[0].lower() not in _AUXILIARIES:
+        return None
+    doc = nlp(" ".join(words))
+    subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > 0]
+    if not subjects:
+        return None
+    head = subjects[0]
+    # the subject's words up to a verb that describes it ("Brightvane Robotics | listed on
+    # a stock exchange"), its other right-hand words kept ("the capital of France")
+    end = head.right_edge.i + 1
+    for token in doc[head.i + 1 : end]:
+        if token.tag_.startswith("VB"):
+            end = token.i
+            break
+    span = doc[head.left_edge.i : end]
+    rest = doc[span.end :].text
+    if span.start != 1 or not rest:
+        return None
+    negation = " not" if answer.group(1).lower() == "no" else ""
+    subject = span.text[:1].upper() + span.text[1:]
+    return f"{subject} {words[0].lower()}{negation} {rest}.".replace(" .", ".")
