@@ -18,6 +18,7 @@ __all__ = [
     "NOT_NAMES",
     "NUMBER_PATTERN",
     "NUMBER_RE",
+    "QUESTION_AUXILIARIES",
     "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
@@ -168,3 +169,13 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
 )
 #: Each word of :data:`ANTONYMS` with its opposite.
 ANTONYM_OF: dict[str, str] = {a: b for a, b in ANTONYMS} | {b: a for a, b in ANTONYMS}
+
+
+#: Auxiliaries that open a yes/no question ("Does the plan ...?", "Is the river ...?").
+QUESTION_AUXILIARIES: frozenset[str] = frozenset(
+    _words(
+        """
+    do does did is are was were can could will would has have had should may might must shall
+    """
+    )
+)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ragmeter.judges.offline.features import NEGATIONS, STOP_WORDS, stem
 from ragmeter.judges.offline.quantities import is_given, quantities
-from ragmeter.text import tokens
+from ragmeter.text import QUESTION_AUXILIARIES, tokens
 
 __all__ = ["ALLOWED_EXTRA", "AnswerReading", "read_as_answer"]
 
@@ -46,106 +46,17 @@ ALLOWED_EXTRA = 2
 #: Verbs, hedges and fillers that state no fact of their own in an answer's sentence.
 _LIGHT = frozenset(
     stem(w)
-    for w in [
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "has",
-        "have",
-        "had",
-        "get",
-        "gets",
-        "got",
-        "getting",
-        "use",
-        "uses",
-        "used",
-        "call",
-        "calls",
-        "called",
-        "name",
-        "named",
-        "known",
-        "locate",
-        "located",
-        "situated",
-        "lies",
-        "lie",
-        "offer",
-        "offers",
-        "offered",
-        "provide",
-        "provides",
-        "provided",
-        "include",
-        "includes",
-        "including",
-        "allow",
-        "allows",
-        "allowed",
-        "give",
-        "gives",
-        "given",
-        "make",
-        "makes",
-        "made",
-        "total",
-        "totals",
-        "come",
-        "comes",
-        "exactly",
-        "precisely",
-        "approximately",
-        "about",
-        "around",
-        "roughly",
-        "nearly",
-        "almost",
-        "just",
-        "some",
-        "up",
-        "also",
-        "currently",
-        "today",
-        "still",
-        "officially",
-        "actually",
-        "main",
-        "primary",
-        "typically",
-        "usually",
-        "generally",
-    ]
+    for w in """
+    is are was were be been being has have had get gets got getting use uses used call calls
+    called name named known locate located situated lies lie offer offers offered provide
+    provides provided include includes including allow allows allowed give gives given make
+    makes made total totals come comes exactly precisely approximately about around roughly
+    nearly almost just some up also currently today still officially actually main primary
+    typically usually generally
+    """.split()  # noqa: SIM905 (a word list, as ragmeter.text.words writes them)
 )
 
 _WORD_RE = re.compile(r"[A-Za-z][\w'’-]*")
-_AUXILIARIES = frozenset(
-    [
-        "do",
-        "does",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "will",
-        "would",
-        "has",
-        "have",
-        "had",
-        "should",
-        "may",
-        "might",
-        "must",
-        "shall",
-    ]
-)
 _YES = frozenset({"yes", "yeah", "correct", "true", "indeed"})
 _NO = frozenset({"no", "not", "false", "never", "incorrect"})
 
@@ -255,7 +166,7 @@ def read_as_answer(
     share = bound / own if own else 0.0
     # a yes/no question: a claim that restates it says yes or no by its polarity ("The Pro
     # plan does not include single sign-on." against "It comes without single sign-on.")
-    polar = bool(question.split()) and question.split()[0].lower() in _AUXILIARIES
+    polar = bool(question.split()) and question.split()[0].lower() in QUESTION_AUXILIARIES
     first = answer_toks[0] if answer_toks else ""
     # "Yes.", "No, it is not.", "Yes, it is protected.": yes or no and nothing beyond the
     # question

@@ -119,49 +119,18 @@ _TIMES = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 _FREQUENCY = frozenset({"daily", "a", "an", "per", "every", "each", "weekly", "monthly", "yearly"})
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9}
 _HEDGES = frozenset(
-    [
-        "about",
-        "around",
-        "approximately",
-        "roughly",
-        "nearly",
-        "almost",
-        "some",
-        "circa",
-        "approx",
-        "over",
-        "under",
-        "estimated",
-        "~",
-        "close",
-    ]
+    """
+    about around approximately roughly nearly almost some circa approx over under estimated
+    ~ close
+    """.split()  # noqa: SIM905
 )
 _NUMBER_WORDS: dict[str, float] = {
     w: float(i)
     for i, w in enumerate(
-        [
-            "zero",
-            "one",
-            "two",
-            "three",
-            "four",
-            "five",
-            "six",
-            "seven",
-            "eight",
-            "nine",
-            "ten",
-            "eleven",
-            "twelve",
-            "thirteen",
-            "fourteen",
-            "fifteen",
-            "sixteen",
-            "seventeen",
-            "eighteen",
-            "nineteen",
-            "twenty",
-        ]
+        """
+        zero one two three four five six seven eight nine ten eleven twelve thirteen
+        fourteen fifteen sixteen seventeen eighteen nineteen twenty
+        """.split()  # noqa: SIM905
     )
 } | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80}
 _NUMBER_WORDS |= {"ninety": 90, "hundred": 100, "dozen": 12}
@@ -170,7 +139,8 @@ _NUMBER_WORDS |= {"ninety": 90, "hundred": 100, "dozen": 12}
 # word, a percent sign, a slash unit ("km/h", "m/s") or a punctuation mark (which ends a
 # number's unit: "Two: Phobos and Deimos" counts nothing named).
 _TOKEN_RE = re.compile(
-    r"[$€£~]|\d+(?:[,\u00a0]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|[A-Za-z]+/[A-Za-z]+|[A-Za-z]+|%|°[CF]?|[.,:;!?()]"
+    r"[$€£~]|\d+(?:[,\u00a0]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+    r"|[A-Za-z]+/[A-Za-z]+|[A-Za-z]+|%|°[CF]?|[.,:;!?()]"
 )
 
 

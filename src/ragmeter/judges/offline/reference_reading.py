@@ -33,6 +33,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ragmeter.text import QUESTION_AUXILIARIES
+
 __all__ = ["question_subject", "read_reference", "read_references", "yes_no_statement"]
 
 _SUBJECT_PRONOUNS = frozenset({"it", "this", "he", "she", "they"})
@@ -305,29 +307,6 @@ def read_references(
     return [_read(r, subject) for r in references]
 
 
-_AUXILIARIES = frozenset(
-    [
-        "do",
-        "does",
-        "did",
-        "is",
-        "are",
-        "was",
-        "were",
-        "can",
-        "could",
-        "will",
-        "would",
-        "has",
-        "have",
-        "had",
-        "should",
-        "may",
-        "might",
-        "must",
-        "shall",
-    ]
-)
 _BARE_YES_NO = re.compile(r"^\s*(yes|no)\b[\s.!,]*$", re.IGNORECASE)
 
 
@@ -346,7 +325,7 @@ def yes_no_statement(question: str | None, reference: str, nlp: Any | None) -> s
     if answer is None or not question or nlp is None:
         return None
     words = question.strip().rstrip("?").split()
-    if len(words) < 3 or words[0].lower() not in _AUXILIARIES:
+    if len(words) < 3 or words[0].lower() not in QUESTION_AUXILIARIES:
         return None
     doc = nlp(" ".join(words))
     subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > 0]
