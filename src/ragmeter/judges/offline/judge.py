@@ -358,8 +358,10 @@ class OfflineJudge:
     chunk_rows: int = 24
     #: Fewest rows arriving together that start the worker processes: each worker loads
     #: spaCy and the model itself (over a second of CPU), a row costs well under 0.1 s, so
-    #: a few rows are done sooner in this process.
-    process_min_rows: int = 64
+    #: a few rows are done sooner in this process. The runner's second batch (16 rows, after
+    #: a first of 8) starts them: at 64, a 200-row run kept its first 56 rows in one process
+    #: (12.5 rows/s against 21.0 at 16 with --workers 2, bench/offline_speed.py).
+    process_min_rows: int = 16
 
     # -- protocol -----------------------------------------------------------------------
 
