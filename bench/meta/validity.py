@@ -43,7 +43,10 @@ polarity, antonyms and swapped roles; acronyms; the model reads a 3-sentence win
 2026-11-24 (commit d6df390), and `offline:verifier-v5+nli` (a 2-sentence window) on
 2026-11-25 (commit 49a9a59). verifier-v6 keeps v5's combination, refitted on a model
 retrained with hard cases (its model card), with claims that keep their meaning, references
-read as the answer to their question, and evidence with every verdict. LOSysO:
+read as the answer to their question, and evidence with every verdict. verifier-v7 keeps
+v6's model and weights and binds claims to their subject and values (names, quantities with
+units, short references read with their question): its numbers on realistic RAG rows are in
+[verdicts.md](verdicts.md). LOSysO:
 leave-one-system-out, answer ρ averaged over systems / pooled / sentence ρ (support:
 `faithfulness_support`, verdicts: `faithfulness`; r: Pearson). The claim-probe row is
 `bench/claim_probes.py --old-model build/cv5` (v5's model and constants) run on 2026-11-27.
