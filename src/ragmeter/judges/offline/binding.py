@@ -254,7 +254,11 @@ def answer_conflict(
     asked = frozenset(a for a in asked if not _has(a, own))
     if not asked:
         return False
-    values = [v for v in words.values if not _near(v, asked) and not _has(v, own)]
+    # the answer is in the predicate: the subject's nouns ("Doctors prescribe ...") are not it
+    subject = frozenset(words.subject)
+    values = [
+        v for v in words.values if not _near(v, asked) and not _has(v, own) and v not in subject
+    ]
     if not values or any(_has(v, premise.stems) for v in values):
         return False
     scores = [sum(1 for a in asked if _has(a, ss)) for ss in premise.sentence_stems]
