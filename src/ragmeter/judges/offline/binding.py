@@ -236,10 +236,6 @@ def subject_conflict(
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
 
 
-def _near(word: str, stems: frozenset[str]) -> bool:
-    return _has(word, stems)
-
-
 def answer_conflict(
     words: ClaimWords, claim: ClaimText, asked: frozenset[str], premise: PremiseText
 ) -> bool:
@@ -257,7 +253,7 @@ def answer_conflict(
     # the answer is in the predicate: the subject's nouns ("Doctors prescribe ...") are not it
     subject = frozenset(words.subject)
     values = [
-        v for v in words.values if not _near(v, asked) and not _has(v, own) and v not in subject
+        v for v in words.values if not _has(v, asked) and not _has(v, own) and v not in subject
     ]
     if not values or any(_has(v, premise.stems) for v in values):
         return False
@@ -282,8 +278,8 @@ def answer_conflict(
         for w in sentence
         if w not in _STOP_STEMS
         and not w[:1].isdigit()
-        and not _near(w, asked)
+        and not _has(w, asked)
         and not _has(w, own)
-        and not _near(w, claim_stems)
+        and not _has(w, claim_stems)
     ]
     return bool(gives)

@@ -1003,6 +1003,10 @@ class OfflineJudge:
         self._fill_roles(out, covered)
         if self._uses_model:
             wanted = [self._model_decides(f) for f in out]
+            for block, want in zip(blocks, wanted, strict=True):
+                for j, premise_text in enumerate(block.premises):
+                    if _ruled_answer(premise_text) is not None:
+                        want[:, j] = False  # the answer reading decides these cells
             cells = gated_cells(blocks, plans, restated, claim_cache, premise_cache, wanted)
             checked = fill_nli_features(out, cells, self._model_or_load(), columns=_NLI_COLUMNS)
             with self._count_lock:  # verify runs in worker threads
@@ -1121,15 +1125,23 @@ def split_verification(together: Verification, sizes: Sequence[int]) -> list[Ver
     return out
 
 
+def _ruled_answer(premise: str) -> tuple[str, str] | None:
+    """``(question, answer)`` when ``premise`` is a short answer read with its question that
+    :func:`read_as_answer` decides (one sentence of at most :data:`ANSWER_RULE_TOKENS`),
+    else None."""
+    parts = split_answer_premise(premise)
+    if parts is None or len(tokens(parts[1])) > ANSWER_RULE_TOKENS:
+        return None
+    return parts if len(split_sentences(parts[1])) <= 1 else None
+
+
 def _answer_readings(block: ClaimBlock) -> dict[tuple[int, int], AnswerReading]:
     """The cells of ``block`` whose premise is a short answer read with its question, each
     with :func:`read_as_answer`'s verdict on the claim as written."""
     out: dict[tuple[int, int], AnswerReading] = {}
     for j, premise in enumerate(block.premises):
-        parts = split_answer_premise(premise)
-        if parts is None or len(tokens(parts[1])) > ANSWER_RULE_TOKENS:
-            continue
-        if len(split_sentences(parts[1])) > 1:
+        parts = _ruled_answer(premise)
+        if parts is None:
             continue
         question, answer = parts
         for i, claim in enumerate(block.claims):

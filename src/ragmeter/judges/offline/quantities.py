@@ -53,8 +53,11 @@ class Quantity:
     nouns: tuple[str, ...]
     #: Hedged by "about", "around", "roughly"... (or by "~").
     approx: bool
-    #: Whether the unit was written after the number (a known one, or a noun).
-    has_unit: bool
+
+    @property
+    def has_unit(self) -> bool:
+        """Whether a unit was written after the number (a known one, or a noun)."""
+        return self.dimension is not None or bool(self.nouns)
 
 
 # unit words -> (dimension, scale to the base unit)
@@ -72,7 +75,7 @@ _add("length", 1.0, "m", "metre", "metres", "meter", "meters")
 _add("length", 1e3, "km", "kilometre", "kilometres", "kilometer", "kilometers", "kms")
 _add("length", 1609.344, "mile", "miles", "mi")
 _add("length", 0.3048, "ft", "foot", "feet")
-_add("length", 0.0254, "inch", "inches", "in.")
+_add("length", 0.0254, "inch", "inches")
 _add("mass", 1e-3, "mg", "milligram", "milligrams")
 _add("mass", 1.0, "g", "gram", "grams")
 _add("mass", 1e3, "kg", "kilogram", "kilograms", "kilo", "kilos")
@@ -170,7 +173,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
     while k < len(toks):
         value = _number(toks[k])
         if toks[k] in _TIMES and k + 1 < len(toks) and toks[k + 1] in _FREQUENCY:
-            out.append(Quantity(_TIMES[toks[k]], _TIMES[toks[k]], "times", (), False, True))
+            out.append(Quantity(_TIMES[toks[k]], _TIMES[toks[k]], "times", (), approx=False))
             k += 1
             continue
         if value is None or (toks[k] == "one" and not _unit_at(toks, k + 1)):
@@ -197,7 +200,6 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 dimension=dimension,
                 nouns=nouns,
                 approx=approx,
-                has_unit=dimension is not None or bool(nouns),
             )
         )
         k = j
@@ -227,7 +229,7 @@ def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], 
         dim, scale = _UNITS[toks[j + 1]]
         if dim == "length":
             return "area", scale * scale, (), j + 2
-    if word in _UNITS and word not in ("in.",):
+    if word in _UNITS:
         dim, scale = _UNITS[word]
         j += 1
         if j + 1 < len(toks) and toks[j] == "per" and toks[j + 1] in _UNITS:
