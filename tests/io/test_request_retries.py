@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from ragmeter.errors import ConfigError, param_names
-from ragmeter.io.http import BodyTooLarge
+from ragmeter.io.http import BodyTooLarge, Breaker
 from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
 from ragmeter.io.retry import RetryPolicy
 
@@ -170,3 +170,16 @@ def test_a_timeout_that_is_not_positive_is_refused_for_the_judge_and_the_embedde
         with pytest.raises(ConfigError) as info:
             make()
         assert str(info.value) == expected
+
+
+def test_a_request_that_hung_while_the_endpoint_answered_others_is_not_counted() -> None:
+    # Hung requests pile up in the concurrency slots (answered ones leave) and time out
+    # together; the endpoint answered meanwhile, so they say nothing of it being gone.
+    breaker = Breaker(2)
+    hung = [breaker.sent() for _ in range(16)]
+    breaker.reply()  # another request was answered while they waited
+    assert not any(breaker.no_reply(mark) for mark in hung)
+    assert breaker.count == 0
+    # An endpoint that answers nothing: every request counts, the second in a row trips it.
+    assert not breaker.no_reply(breaker.sent())
+    assert breaker.no_reply(breaker.sent())

@@ -191,12 +191,18 @@ def _never_connected(exc: BaseException) -> bool:
 
 
 class Breaker:
-    """Requests in a row that got no reply at all, across rows and retries.
+    """Requests in a row that got no reply at all, across rows and retries, while the endpoint
+    answered nothing else.
 
-    Any reply (an error status too) resets the count; :meth:`no_reply` says when it reached
-    ``limit`` (0: never), and the client then stops the run: an endpoint that accepts
-    connections and never answers (or drops them) would otherwise cost every row its timeouts
-    and retries. A connection that cannot be opened at all is not counted: the retry policy's
+    Any reply (an error status too) resets the count. A request that got no reply counts only
+    when no other reply came while it waited (:meth:`sent` marks when it went out): requests
+    that hang while the endpoint answers the others are each the retry policy's to end, not a
+    sign that the endpoint is gone. (Counting every timeout tripped the breaker on a live
+    endpoint: hung requests pile up in the concurrency slots, because answered ones leave, and
+    then time out together.) :meth:`no_reply` says when the count reached ``limit`` (0:
+    never), and the client then stops the run: an endpoint that accepts connections and never
+    answers (or drops them) would otherwise cost every row its timeouts and retries. A
+    connection that cannot be opened at all is not counted: the retry policy's
     ``max_connect_retries`` stops the run sooner for it.
     Thread-safe (the embedder calls from worker threads).
     """
@@ -206,15 +212,25 @@ class Breaker:
             raise ValueError(f"max_no_reply must be an integer >= 0. Got {limit!r}.")
         self.limit = limit
         self.count = 0
+        self.replies = 0  # replies so far: a request's mark when it is sent
         self._lock = threading.Lock()
+
+    def sent(self) -> int:
+        """A request goes out: the mark to give :meth:`no_reply` if it gets no reply."""
+        with self._lock:
+            return self.replies
 
     def reply(self) -> None:
         """A reply came (any status): the endpoint answers."""
         with self._lock:
             self.count = 0
+            self.replies += 1
 
-    def no_reply(self) -> bool:
-        """A request got no reply; whether that makes ``limit`` in a row."""
+    def no_reply(self, since: int | None = None) -> bool:
+        """A request (sent at mark ``since``; None: unknown) got no reply; whether that makes
+        ``limit`` in a row. It is not counted when another reply came after ``since``."""
         with self._lock:
+            if since is not None and self.replies != since:
+                return False
             self.count += 1
             return self.limit > 0 and self.count >= self.limit

@@ -103,6 +103,7 @@ async def send_with_retries(
     give_up: Callable[[GaveUp], BaseException],
     send_again: Callable[[int, str], bool] | None = None,
     retrying: Callable[[str, int, float], None] | None = None,
+    wait_for_slot: Callable[[], Awaitable[Any]] | None = None,
 ) -> T:
     """``await send()`` until it returns (its value is returned) or the request gives up
     (``give_up(why)`` is raised).
@@ -124,6 +125,9 @@ async def send_with_retries(
         judge's response format refused: it steps down and asks again).
     retrying : callable, optional
         ``retrying(problem, retry_number, delay)`` before each wait (the judge counts them).
+    wait_for_slot : callable, optional
+        Awaited before each try (the judge's concurrency slot, which ``send`` gives back when
+        it fails): the try counts as sent, for the breaker, once it has its slot.
     """
     import openai
 
@@ -133,6 +137,9 @@ async def send_with_retries(
         kind: FailureKind
         status: int | None = None
         retry_after: float | None = None
+        if wait_for_slot is not None:
+            await wait_for_slot()
+        mark = breaker.sent()
         try:
             reply = await send()
         except BodyTooLarge as exc:
@@ -150,7 +157,7 @@ async def send_with_retries(
             kind, problem = no_reply_problem(exc, retries.timeout)
             # A connection that cannot be opened has its own, shorter stop (the policy's
             # max_connect_retries, below).
-            if kind != "connect" and breaker.no_reply():
+            if kind != "connect" and breaker.no_reply(mark):
                 raise give_up(GaveUp("no_reply", problem, done)) from None
         else:
             breaker.reply()

@@ -320,10 +320,7 @@ class OpenAIJudge:
 
         async def send() -> Any:
             nonlocal sent_mode
-            if self._unavailable is not None:
-                raise JudgeUnavailableError(str(self._unavailable))
-            await semaphore.acquire()
-            try:
+            try:  # the slot was taken (``wait_for_slot``) just before
                 if self._unavailable is not None:  # it went while this one waited
                     raise JudgeUnavailableError(str(self._unavailable))
                 # The format is read as the request goes out: a refusal answered while
@@ -343,6 +340,11 @@ class OpenAIJudge:
             except BaseException:
                 semaphore.release()  # a failed try waits for its retry without a slot
                 raise
+
+        async def acquire() -> None:
+            if self._unavailable is not None:
+                raise JudgeUnavailableError(str(self._unavailable))
+            await semaphore.acquire()
 
         def format_refused(status: int, problem: str) -> bool:
             """A refused response format steps down (once per refused mode); ask again."""
@@ -370,6 +372,7 @@ class OpenAIJudge:
             give_up=self._gave_up,
             send_again=format_refused,
             retrying=retrying,
+            wait_for_slot=acquire,
         )
         held = _HELD.get()
         if held is None:
