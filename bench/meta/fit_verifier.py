@@ -40,9 +40,10 @@ from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lfqa import Answer, CachedEmbedder, correlations, load_lfqa, question_split
+from lfqa_data import CachedEmbedder, load_lfqa, question_split
 
 from ragmeter.judges.offline.calibration import hard_conflicts
+from ragmeter.metaeval.lfqa import Answer, correlations
 
 L2 = 1e-3
 

@@ -72,9 +72,8 @@ SMALL = (
 
 def build(items: Sequence[Item], judge: Any, *, split: bool, batch: int = 64) -> dict:
     """Features of every claim against its item's premises (padded to the widest)."""
-    from lfqa import sentence_claims
-
     from ragmeter.judges.base import ClaimBlock
+    from ragmeter.metaeval.lfqa import sentence_claims
 
     texts = [it.text for it in items]
     claims = sentence_claims(judge, texts) if split else [[t] for t in texts]
@@ -276,7 +275,9 @@ def lfqa_spearman(claim_values: np.ndarray, d: dict) -> dict[str, float]:
     Spearman of answer scores (mean over the answer's claims) averaged over systems and
     pooled, and of sentence scores (mean over the sentence's claims), as
     ``bench/meta/lfqa.py`` computes them."""
-    from lfqa import DATA, correlations, load_lfqa
+    from lfqa_data import DATA, load_lfqa
+
+    from ragmeter.metaeval.lfqa import correlations
 
     answers = load_lfqa(DATA)
     sentence = item_mean(claim_values, d)

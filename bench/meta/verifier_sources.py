@@ -58,7 +58,7 @@ class Item:
 
 
 def lfqa_items() -> list[Item]:
-    from lfqa import load_lfqa
+    from lfqa_data import load_lfqa
 
     out = []
     for a in load_lfqa(DATA / "lfqa_verification"):

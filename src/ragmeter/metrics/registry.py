@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from ragmeter.errors import ConfigError, did_you_mean
+from ragmeter.metrics.custom.entry_points import load_entry_points
 from ragmeter.types import MetricSpec
 
 #: The family of every metric defined in Python (``@ragmeter.metric``).
@@ -149,8 +150,6 @@ def _load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True  # set first: a plugin's import reads the registry
-    from ragmeter.metrics.custom.plugins import load_entry_points
-
     try:
         load_entry_points()
     except BaseException:

@@ -240,9 +240,9 @@ def test_a_plugin_file_that_defines_no_metric_is_refused(tmp_path) -> None:
 def test_an_entry_point_that_fails_names_its_package(monkeypatch) -> None:
     from importlib.metadata import EntryPoint
 
-    from ragmeter.metrics.custom import plugins
+    from ragmeter.metrics.custom import entry_points
 
     point = EntryPoint(name="team", value="no_such_module_for_ragmeter", group="ragmeter.metrics")
-    monkeypatch.setattr(plugins, "entry_points", lambda group: [point])
+    monkeypatch.setattr(entry_points, "entry_points", lambda group: [point])
     with pytest.raises(ragmeter.ConfigError, match="entry point 'team'.*could not be loaded"):
-        plugins.load_entry_points()
+        entry_points.load_entry_points()

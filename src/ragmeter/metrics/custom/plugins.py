@@ -1,5 +1,6 @@
-"""Loading Python metrics from modules: by module name (:func:`load_plugin`) and the
-entry point group ``ragmeter.metrics`` of installed packages (:func:`load_entry_points`).
+"""Loading Python metrics from a module named by the user (:func:`load_plugin`): a module
+importable from the working directory or a path to a ``.py`` file. Installed packages'
+metrics come through the entry point group ``ragmeter.metrics`` (:mod:`.entry_points`).
 
 Importing a module runs its ``@ragmeter.metric`` decorators, which register its metrics.
 """
@@ -10,16 +11,12 @@ import importlib
 import importlib.util
 import os
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from ragmeter.errors import ConfigError, cap_text
 from ragmeter.metrics import registry
 
-__all__ = ["ENTRY_POINT_GROUP", "load_entry_points", "load_plugin"]
-
-#: Installed packages declare their metrics' modules (or functions) in this group.
-ENTRY_POINT_GROUP = "ragmeter.metrics"
+__all__ = ["load_plugin"]
 
 
 def load_plugin(module: str) -> list[str]:
@@ -57,30 +54,6 @@ def load_plugin(module: str) -> list[str]:
             "@ragmeter.metric(needs=(...)) in it (or in a module it imports)."
         )
     return names
-
-
-def load_entry_points() -> None:
-    """Import every entry point of the group ``ragmeter.metrics``; a failure names the
-    package that declared it."""
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            point.load()
-        except ConfigError as exc:
-            raise ConfigError(f"{_declared_by(point)}: {exc}") from exc
-        except Exception as exc:
-            raise ConfigError(
-                f"{_declared_by(point)} could not be loaded: {type(exc).__name__}: "
-                f"{cap_text(str(exc), 500)}. Fix or uninstall that package."
-            ) from exc
-
-
-def _declared_by(point: object) -> str:
-    dist = getattr(point, "dist", None)
-    package = f" of package {dist.name!r}" if dist is not None else ""
-    return (
-        f"The entry point {getattr(point, 'name', '?')!r} = {getattr(point, 'value', '?')!r}"
-        f"{package} (group {ENTRY_POINT_GROUP})"
-    )
 
 
 def _import_file(path: Path) -> object:
