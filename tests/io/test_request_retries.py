@@ -151,7 +151,7 @@ def test_a_bad_max_no_reply_is_refused_naming_it_as_the_caller_does(
     with wording, pytest.raises(ConfigError) as info:
         Retries.of(timeout=1.0, max_no_reply=-1)
     expected = "--max-no-reply" if names else "max_no_reply"
-    assert str(info.value) == f"{expected} must be an integer >= 0. Got -1."
+    assert str(info.value) == f"{expected} must be an integer >= 0 (0: never stop). Got -1."
 
 
 @pytest.mark.parametrize("timeout", [0.0, -1.0, float("nan")])
@@ -161,7 +161,7 @@ def test_a_timeout_that_is_not_positive_is_refused_for_the_judge_and_the_embedde
     from ragmeter.judges.llm.openai_judge import OpenAIJudge
     from ragmeter.models.embeddings import OpenAIEmbedder
 
-    expected = f"timeout must be > 0 seconds. Got {timeout}."
+    expected = f"timeout must be a number of seconds > 0. Got {timeout}."
     for make in (
         lambda: Retries.of(timeout=timeout),
         lambda: OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", timeout=timeout),

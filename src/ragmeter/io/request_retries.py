@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Literal, TypeVar
 
-from ragmeter.errors import ConfigError, param
 from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, BodyTooLarge, Breaker, no_reply_problem
 from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
+from ragmeter.settings import check_options
 
 __all__ = ["GaveUp", "Reason", "Retries", "send_with_retries"]
 
@@ -75,20 +75,14 @@ class Retries:
         seed: int | None = None,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> Retries:
-        """A client's retries from its options: ``timeout`` (:class:`ConfigError` unless
-        > 0 seconds), ``retry_policy``, else ``max_retries`` with the default backoff;
-        ``max_no_reply`` (:class:`ConfigError` unless an integer >= 0)."""
-        if not timeout > 0:
-            raise ConfigError(f"{param('timeout')} must be > 0 seconds. Got {timeout}.")
-        try:
-            breaker = Breaker(max_no_reply)
-        except ValueError:
-            raise ConfigError(
-                f"{param('max_no_reply')} must be an integer >= 0. Got {max_no_reply!r}."
-            ) from None
+        """A client's retries from its options: ``timeout`` (> 0 seconds), ``retry_policy``,
+        else ``max_retries`` with the default backoff; ``max_no_reply`` (an integer >= 0).
+        The two are checked as ``Settings`` checks them (a
+        :class:`~ragmeter.errors.ConfigError`)."""
+        check_options(timeout=timeout, max_no_reply=max_no_reply)
         return cls(
             policy=retry_policy or RetryPolicy(max_retries=max_retries),
-            breaker=breaker,
+            breaker=Breaker(max_no_reply),
             timeout=timeout,
             rng=Random(seed),
             sleep=sleep or asyncio.sleep,

@@ -58,6 +58,7 @@ from ragmeter.models._runtime import (
     sha256_of,
     torch_setup,
 )
+from ragmeter.settings import check_options
 
 if TYPE_CHECKING:
     from ragmeter.settings import Settings
@@ -417,10 +418,7 @@ class OpenAIEmbedder:
     ) -> None:
         if not model:
             raise ConfigError("An OpenAI embedder needs a model name, e.g. 'openai:MODEL'.")
-        if batch_size < 1:
-            raise ConfigError(f"The embeddings batch_size must be >= 1. Got {batch_size}.")
-        if max_reply_bytes < 1:
-            raise ConfigError(f"max_reply_bytes must be >= 1. Got {max_reply_bytes}.")
+        check_options(batch_size=batch_size, max_reply_bytes=max_reply_bytes)
         self._retries = Retries.of(
             timeout=timeout,
             max_retries=max_retries,

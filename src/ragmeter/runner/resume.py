@@ -30,6 +30,7 @@ from ragmeter.io.readers import open_rows
 from ragmeter.io.results import ResultsScan, read_record_at, read_results, scan_results
 from ragmeter.metrics.registry import all_specs, changed_meanings
 from ragmeter.result import read_sidecar, results_expect
+from ragmeter.settings import scoring_settings
 from ragmeter.types import MetricSpec, RowResult
 
 __all__ = [
@@ -43,25 +44,11 @@ __all__ = [
     "merged",
 ]
 
-#: The settings that change scores, each with the metrics whose scores it changes: a resumed
-#: run must have each as the run record has it when the file holds such a metric. Others
-#: (concurrency, timeouts, the cache, prices, the batch size) may change.
-SCORING_SETTINGS: dict[str, Callable[[MetricSpec], bool]] = {
-    "judge": lambda spec: spec.needs_judge,
-    "judge_id": lambda spec: spec.needs_judge,
-    "verifier": lambda spec: spec.family == "claims",
-    "verifier_label": lambda spec: spec.family == "claims",
-    "verifier_threshold": lambda spec: spec.family == "claims",
-    "embedder": lambda spec: spec.family == "response_relevancy",
-    "response_relevancy_n": lambda spec: spec.family == "response_relevancy",
-    "relevance_model": lambda spec: spec.family == "context_relevance",
-    "relevance_dtype": lambda spec: spec.family == "context_relevance",
-    "reward_model": lambda spec: spec.family == "answer_reward",
-    # The criteria's definitions: any change (one added, one reworded) is refused.
-    "criteria": lambda spec: True,
-    # A row's score is the mean of this many repeats of the judge (Settings.repeats).
-    "repeats": lambda spec: spec.needs_judge,
-}
+#: The settings that change scores, each with the metrics whose scores it changes (the table
+#: of settings says which, :func:`ragmeter.settings.scoring_settings`): a resumed run must have
+#: each as the run record has it when the file holds such a metric. Others (concurrency,
+#: timeouts, the cache, prices, the batch size) may change.
+SCORING_SETTINGS: dict[str, Callable[[MetricSpec], bool]] = scoring_settings()
 
 
 @dataclass(slots=True)

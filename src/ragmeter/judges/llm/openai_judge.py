@@ -38,7 +38,6 @@ import contextvars
 import dataclasses
 import json
 import logging
-import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -75,6 +74,7 @@ from ragmeter.judges.llm.planning import (
 )
 from ragmeter.judges.repeat import current_repeat
 from ragmeter.prompts import Prompt, load_prompt
+from ragmeter.settings import check_options
 from ragmeter.types import Usage
 
 __all__ = ["OpenAIJudge"]
@@ -152,11 +152,13 @@ class OpenAIJudge:
                 f"{param('judge_id')} is empty. Leave it out (the model name is used) or name "
                 "the weights behind the endpoint, e.g. 'llama-3.1-8b-q4'."
             )
-        if max_concurrency < 1:
-            raise ConfigError(f"{param('max_concurrency')} must be >= 1. Got {max_concurrency}.")
-        for label, cap in (("max_reply_bytes", max_reply_bytes), ("max_claims", max_claims)):
-            if cap < 1:
-                raise ConfigError(f"{param(label)} must be >= 1. Got {cap}.")
+        check_options(  # as Settings checks them (timeout and max_no_reply: Retries.of)
+            max_concurrency=max_concurrency,
+            max_reply_bytes=max_reply_bytes,
+            max_claims=max_claims,
+            price_in=price_in,
+            price_out=price_out,
+        )
         self._retries = Retries.of(
             timeout=timeout,
             max_retries=max_retries,
@@ -165,11 +167,6 @@ class OpenAIJudge:
             seed=seed,
             sleep=sleep,
         )
-        for label, price in (("price_in", price_in), ("price_out", price_out)):
-            if price is not None and not (math.isfinite(price) and price >= 0):
-                raise ConfigError(
-                    f"{param(label)} must be a finite number >= 0 (per 1M tokens). Got {price!r}."
-                )
         self.model = model
         self.name = f"openai:{model}"
         #: Who answers, in cache keys (the model name unless set); never the endpoint address.
