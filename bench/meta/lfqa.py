@@ -183,18 +183,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.allow_download:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    from ragmeter.cli.verifier import verifier_settings
     from ragmeter.settings import Settings
 
     settings = Settings(
         base_url=args.base_url,
-        **verifier_settings(
-            args.verifier,
-            args.verifier_label,
-            args.verifier_threshold,
-            args.device,
-            args.allow_download,
-        ),
+        verifier=args.verifier,
+        verifier_label=args.verifier_label,
+        verifier_threshold=args.verifier_threshold,
+        device=args.device,
+        allow_download=args.allow_download,
     )
     answers = load_lfqa(DATA if args.data is None else args.data / "lfqa_verification")
     if args.split != "all":

@@ -19,7 +19,8 @@ import typer
 from typer.testing import CliRunner
 
 import ragmeter
-from ragmeter.cli import EVALUATE_FLAGS, app
+from ragmeter.cli import app
+from ragmeter.cli.evaluate import EVALUATE_FLAGS
 from ragmeter.errors import ConfigError, JudgeUnavailableError, MissingColumnError
 from ragmeter.settings import Settings
 from ragmeter.testing.server import TestServer

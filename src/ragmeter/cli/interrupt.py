@@ -20,7 +20,17 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["continue_with", "exit_code", "interrupted_message", "signals_as_interrupt"]
+from ragmeter.errors import RagmeterError
+from ragmeter.io.paths import sidecar_path
+from ragmeter.result import read_sidecar
+
+__all__ = [
+    "continue_with",
+    "exit_code",
+    "interrupted_message",
+    "record_since",
+    "signals_as_interrupt",
+]
 
 
 @contextlib.contextmanager
@@ -111,3 +121,13 @@ def continue_with(argv: list[str] | None = None) -> str:
         else ""
     )
     return f"Continue with:\n  {command}{note}"
+
+
+def record_since(out: Path | None, started: float) -> dict[str, Any] | None:
+    """The run record of ``out`` when this command wrote it (since ``started``), else None."""
+    record = None if out is None else sidecar_path(out)
+    if record is None or not record.exists() or record.stat().st_mtime < started - 1:
+        return None
+    with contextlib.suppress(RagmeterError):
+        return read_sidecar(out)
+    return None

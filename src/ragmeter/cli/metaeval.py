@@ -19,14 +19,17 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from ragmeter.cli import verifier as nli
+from ragmeter.cli.options import flags_of, with_settings
 from ragmeter.cli.output import EXIT_GATE, fail
 from ragmeter.errors import ConfigError, RagmeterError, param_names
 from ragmeter.settings import Settings
+
+#: The settings meta-eval takes as options as ``evaluate`` does (the table of settings).
+VERIFIER_SETTINGS = ("verifier", "verifier_label", "verifier_threshold", "device", "allow_download")
 
 #: How meta-eval's errors name its parameters on the command line.
 METAEVAL_FLAGS = {
@@ -34,11 +37,7 @@ METAEVAL_FLAGS = {
     "judge": "--judge",
     "base_url": "--base-url",
     "embedder": "--embedder",
-    "verifier": "--verifier",
-    "verifier_label": "--verifier-label",
-    "verifier_threshold": "--verifier-threshold",
-    "device": "--device",
-    "allow_download": "--allow-download",
+    **flags_of(VERIFIER_SETTINGS),
 }
 
 
@@ -75,6 +74,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``meta-eval`` command to ``app``."""
 
     @app.command("meta-eval")
+    @with_settings(VERIFIER_SETTINGS, into="verifying")
     def meta_eval(
         suite: Annotated[
             str,
@@ -108,24 +108,15 @@ def register(app: typer.Typer) -> None:
         embedder: Annotated[
             str, typer.Option(help="Embeddings: 'offline' (MiniLM ONNX) or a model name/path.")
         ] = "offline",
-        verifier: nli.VerifierOption = "judge",
-        verifier_label: nli.VerifierLabelOption = None,
-        verifier_threshold: nli.VerifierThresholdOption = None,
-        device: nli.DeviceOption = None,
-        allow_download: nli.AllowDownloadOption = False,
+        verifying: dict[str, Any] | None = None,
     ) -> None:
         """Measure metrics against human judgments and reference tools (a suite of public data)."""
         from ragmeter.metaeval import SUITES, run_suite
         from ragmeter.metaeval.common import SuiteOptions
 
-        settings = Settings(
-            base_url=base_url,
-            embedder=embedder,
-            **nli.verifier_settings(
-                verifier, verifier_label, verifier_threshold, device, allow_download
-            ),
-        )
         try:
+            with param_names(METAEVAL_FLAGS):
+                settings = Settings(base_url=base_url, embedder=embedder, **(verifying or {}))
             if suite == "lfqa":
                 with param_names(METAEVAL_FLAGS):
                     code = _run_lfqa(judge, metrics, limit, out, settings, data)
