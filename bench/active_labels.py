@@ -13,14 +13,16 @@ A simulated data set draws ``--rows`` rows with replacement from one set's rows;
 the people's mean over those rows. On each:
 
 - *uniform*: rows labelled with probability ``n / N`` each; *active*: with the probabilities
-  ``ragmeter label --strategy uncertainty`` gives (:func:`ragmeter.scoring.ppi.
-  inclusion_probabilities`, 20% spread evenly); both estimated by
-  :func:`ragmeter.scoring.ppi.active_mean` (the estimator ``calibrate`` uses for an
-  uncertainty sample), so the width ratio compares the sampling alone. Also printed: uniform
-  samples of exactly ``n`` rows through PPI++ (:func:`ragmeter.scoring.ppi.ppi_mean`, what
-  ``calibrate`` uses for a uniform sample).
-- *budget*: from a pilot of ``--pilot`` labels, :func:`ragmeter.scoring.ppi.labels_needed`
-  (uniform, PPI++) or :func:`ragmeter.scoring.ppi.active_labels_needed` (active) predicts the
+  ``ragmeter label --strategy uncertainty`` gives
+  (:func:`ragmeter.scoring.calibration.ppi.inclusion_probabilities`, 20% spread evenly); both
+  estimated by :func:`ragmeter.scoring.calibration.ppi.active_mean` (the estimator
+  ``calibrate`` uses for an uncertainty sample), so the width ratio compares the sampling
+  alone. Also printed: uniform samples of exactly ``n`` rows through PPI++
+  (:func:`ragmeter.scoring.calibration.ppi.ppi_mean`, what ``calibrate`` uses for a uniform
+  sample).
+- *budget*: from a pilot of ``--pilot`` labels,
+  :func:`ragmeter.scoring.calibration.ppi.labels_needed` (uniform, PPI++) or
+  :func:`ragmeter.scoring.calibration.ppi.active_labels_needed` (active) predicts the
   labels needed for an interval of the target width; labelling goes on (more rows of the same
   random order, or a larger budget with the same random draws) until the interval is that
   narrow, and the prediction counts as right within 25% of the labels that took.
@@ -46,7 +48,7 @@ from active_labels_data import judge_key, results
 
 from ragmeter.report.labels.sample import UNIFORM_SHARE, row_uncertainty
 from ragmeter.report.load import load_run
-from ragmeter.scoring import ppi
+from ragmeter.scoring.calibration import ppi
 
 #: Target widths of the budget test, per set (about 200-300 labels needed with this judge).
 WIDTHS = {"lfqa": 0.05, "wice": 0.1}

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_data import lfqa, wice
 
-from ragmeter.scoring import ppi
+from ragmeter.scoring.calibration import ppi
 
 N_ROWS = 5000
 BUDGETS = (50, 100, 200, 500)

@@ -10,7 +10,7 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import DataError
-from ragmeter.scoring import ppi
+from ragmeter.scoring.calibration import ppi
 
 
 def claim_row(index: int, verdicts: list[bool], correct: list[bool] | None = None) -> dict:
@@ -223,7 +223,7 @@ def test_the_one_pass_reader_keeps_resumed_rows_and_skips_a_cut_off_line(tmp_pat
 
 
 def _calibrated_run(tmp_path: Path, name: str, judge: np.ndarray, labels: dict[int, float]) -> Path:
-    from ragmeter.report.calibration import compare_calibrations  # noqa: F401 (import check)
+    from ragmeter.report.calibration.compare import compare_calibrations  # noqa: F401 (import check)
 
     rows = [
         {"index": i, "id": f"r{i}", "scores": {"answer_reward": float(v)}}
@@ -240,7 +240,7 @@ def _calibrated_run(tmp_path: Path, name: str, judge: np.ndarray, labels: dict[i
 
 
 def test_compare_pairs_two_runs_labelled_on_the_same_rows(tmp_path: Path) -> None:
-    from ragmeter.report.calibration import compare_calibrations
+    from ragmeter.report.calibration.compare import compare_calibrations
 
     rng = np.random.default_rng(5)
     truth_a = rng.random(400)
@@ -288,7 +288,7 @@ def test_labels_no_metric_reads_are_noted(tmp_path: Path) -> None:
 
 
 def test_the_report_section_shows_estimates_and_refusals(tmp_path: Path) -> None:
-    from ragmeter.report.calibration_html import calibration_section
+    from ragmeter.report.calibration.section import calibration_section
 
     results = write_results(tmp_path / "res.jsonl", [claim_row(i, [True, False]) for i in range(6)])
     lines = [{"id": f"r{i}", "claim": 1, "label": "supported"} for i in range(4)]

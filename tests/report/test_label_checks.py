@@ -17,7 +17,7 @@ from ragmeter.cli.calibrate import check_calibrated_gates
 from ragmeter.errors import DataError
 from ragmeter.io.labels import read_labels
 from ragmeter.report.labels.page import build_label_page, write_label_page
-from ragmeter.scoring import ppi
+from ragmeter.scoring.calibration import ppi
 
 runner = CliRunner()
 
@@ -153,7 +153,7 @@ def test_identical_labels_never_give_a_zero_width_interval(tmp_path: Path) -> No
 
 
 def test_compare_gives_no_paired_difference_on_fewer_than_ten_shared_rows(tmp_path) -> None:
-    from ragmeter.report.calibration import compare_calibrations
+    from ragmeter.report.calibration.compare import compare_calibrations
 
     data = tmp_path / "in.jsonl"
     write(data, [{"question_id": f"q{i}", "answer": "x", "contexts": ["x"]} for i in range(20)])
@@ -282,7 +282,7 @@ def test_the_page_of_an_uncertainty_sample_carries_probabilities(tmp_path: Path)
 
 
 def test_the_report_section_says_how_many_labels_reach_a_width() -> None:
-    from ragmeter.report.calibration_html import calibration_section
+    from ragmeter.report.calibration.section import calibration_section
 
     entry = {"n_labelled_rows": 100, "calibrated": {"mean": 0.6, "ci": [0.55, 0.65]}}
     html = calibration_section({"calibration": {"metrics": {"faithfulness": entry}}})

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.scoring import ppi
+from ragmeter.scoring.calibration import ppi
 
 
 def transcribed_ppi(y, f_lab, f_unl, z=1.959963984540054):
