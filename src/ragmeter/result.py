@@ -3,6 +3,9 @@ run record (``<results>.run.json``) written and read back.
 
 A run writes its record when its first row is written (the input's fingerprint, the metrics)
 and again at its end (summaries, usage); reports and a resumed run read it back.
+:class:`RunResult` is the one model of a run: what :func:`ragmeter.evaluate` returns, and what
+a results file and its record read back into (:func:`ragmeter.results.read_run`), which the
+report, ``compare``, ``label`` and ``calibrate`` take.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import contextlib
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,11 +55,25 @@ def spec_record(spec: MetricSpec) -> dict[str, Any]:
 
 
 @dataclass(slots=True)
+class Column:
+    """One metric over a run's rows, by position in ``RunResult.rows``: the scored rows and
+    their values, and the rows without a score (undefined; failed, whether or not a null is
+    recorded)."""
+
+    positions: list[int] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    undefined: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class RunResult:
     """Scores, reasons and failures of every row, with summaries and the run's record.
 
     ``rows`` is empty when the run streamed to a file without keeping rows in memory.
     ``result["faithfulness"]`` is the metric's score for every row (see :meth:`scores`).
+    A results file read back (:func:`ragmeter.results.read_run`) is a RunResult too: its
+    summaries and metric specs are the run record's.
     """
 
     rows: list[RowResult]
@@ -67,10 +84,85 @@ class RunResult:
     #: The data and column map the run read, so ``to_pandas(inputs=True)`` can read the
     #: inputs again; None when not known.
     source: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+    #: The results file the rows were read back from; None for a run in memory.
+    results_file: Path | None = field(default=None, compare=False)
+    #: Input texts (question, answer, contexts, reference_answers) by row index, where known:
+    #: the results lines carried them, or the input was read again (:meth:`with_inputs`).
+    texts: dict[int, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    #: Metrics whose direction no record gave (a results file without its run record): it
+    #: was guessed from the name.
+    directions_inferred: list[str] = field(default_factory=list)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def metrics(self) -> list[str]:
         return list(self.specs)
+
+    def metric(self, name: str) -> MetricSpec:
+        """The spec of metric ``name``; :class:`~ragmeter.errors.UnknownMetricError` naming
+        close ones when the run has no such metric."""
+        self._check_metric(name)
+        return self.specs[name]
+
+    def memo(self, key: str, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per run and kept (what reports derive from the rows)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    def column(self, metric: str) -> Column:
+        """``metric`` over the rows, read in one pass for every metric and kept."""
+        columns: dict[str, Column] = self.memo("columns", self._columns)
+        return columns.get(metric) or Column()
+
+    def _columns(self) -> dict[str, Column]:
+        cols: dict[str, Column] = {}
+        for pos, row in enumerate(self.rows):
+            for name, value in row.scores.items():
+                col = cols.get(name) or cols.setdefault(name, Column())
+                if value is None:
+                    col.undefined.append(pos)
+                else:
+                    col.positions.append(pos)
+                    col.values.append(value)
+            for name in row.failures:
+                if name not in row.scores or row.scores[name] is None:
+                    col = cols.get(name) or cols.setdefault(name, Column())
+                    if name in row.scores:
+                        col.undefined.pop()  # this row's, appended just above
+                    col.failed.append(pos)
+        return cols
+
+    def values(self, metric: str) -> list[float]:
+        """Defined scores of ``metric``, in row order."""
+        return list(self.column(metric).values)
+
+    def counts(self, metric: str) -> tuple[int, int]:
+        """(undefined, failed) counts of ``metric``: rows where the score is missing."""
+        col = self.column(metric)
+        return len(col.undefined), len(col.failed)
+
+    def with_rows(self, rows: list[RowResult], summary: dict[str, Summary]) -> RunResult:
+        """The same run (record, specs, texts) over ``rows`` with their ``summary``."""
+        return replace(self, rows=rows, summary=summary, _memo={})
+
+    def with_inputs(self, inputs: Mapping[int, Mapping[str, Any]]) -> RunResult:
+        """A copy that knows the input texts of the rows at the given indices (question,
+        answer, contexts, reference_answers), beside the texts it knew."""
+        if not inputs:
+            return self
+        texts = dict(self.texts)
+        for index, given in inputs.items():
+            texts[index] = {**texts.get(index, {}), **input_texts(given)}
+        return replace(self, texts=texts)
+
+    def with_details(self, details: Mapping[int, Mapping[str, Any]]) -> RunResult:
+        """A copy whose rows at the given indices carry ``details`` (read again in full)."""
+        rows = [
+            replace(row, details=dict(details[row.index])) if row.index in details else row
+            for row in self.rows
+        ]
+        return replace(self, rows=rows, _memo={})
 
     def __iter__(self) -> Iterator[RowResult]:
         return iter(self.rows)
@@ -181,6 +273,24 @@ class RunResult:
             for m, s in self.summary.items()
         )
         return f"RunResult(n={self.info.get('n_rows', len(self.rows))}, {parts})"
+
+
+#: The input fields a report shows beside the scores, and their types.
+TEXT_FIELDS: tuple[str, ...] = ("question", "answer", "contexts", "reference_answers")
+
+
+def input_texts(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The texts among ``given`` (a results line or input fields): ``question`` and ``answer``
+    as text, ``contexts`` and ``reference_answers`` as tuples of texts; others left out."""
+    out: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        value = given.get(name)
+        if name in ("question", "answer"):
+            if isinstance(value, str):
+                out[name] = value
+        elif isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            out[name] = tuple(value)
+    return out
 
 
 def json_record(record: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ import ragmeter
 from ragmeter.errors import DataError
 from ragmeter.io.results import Expect
 from ragmeter.io.score_lines import read_score_lines
-from ragmeter.report.load import load_run
+from ragmeter.results import no_details, read_run
 
 BOUNDS = Expect(bounds={"f": (0.0, 1.0)})
 
@@ -34,7 +34,7 @@ def test_a_run_written_by_evaluate_reads_as_the_report_reads_it(tmp_path):
     ]
     ragmeter.evaluate(data, ["k_precision"], out=str(out), progress=False)
     lines = read_score_lines(out)
-    run = load_run(out, keep_details=False)
+    run = read_run(out, details=no_details)
     assert lines.indexes == [r.index for r in run.rows]
     assert lines.ids == [r.id for r in run.rows] == [f"q{i}" for i in range(6)]
     assert [dict(s) for s in lines.scores] == [dict(r.scores) for r in run.rows]

@@ -9,9 +9,11 @@ import re
 from typing import Any
 
 from ragmeter.report.checks import LOW_SUPPORT, check_rows, doubts
+from ragmeter.report.claim_flags import weakest_verdict
 from ragmeter.report.html import render_report
-from ragmeter.report.load import Run, weakest_verdict
 from ragmeter.report.risk import rank_signs, weak_sign
+from ragmeter.result import RunResult
+from ragmeter.results import run_from_rows
 
 
 def verdict(support: float, *, entailed: bool = True, uncertain: bool = False) -> dict[str, Any]:
@@ -41,7 +43,7 @@ def details(context: float, reference: float = 0.95, *, uncertain: bool = False)
     }
 
 
-def run_of(supports: list[float], *, uncertain: tuple[int, ...] = ()) -> Run:
+def run_of(supports: list[float], *, uncertain: tuple[int, ...] = ()) -> RunResult:
     """Faithfulness 1.0 on every row, each resting on one context verdict of that support;
     a metric with ``retrieval_at_1``'s scores under the name ``hit_rate_at_1``."""
     rows = []
@@ -67,7 +69,7 @@ def run_of(supports: list[float], *, uncertain: tuple[int, ...] = ()) -> Run:
         },
         "judge": {"name": "offline:verifier-test", "method": "offline-verifier: test"},
     }
-    return Run.from_parts(rows, info)
+    return run_from_rows(rows, info)
 
 
 def test_the_weakest_verdict_is_read_from_the_texts_the_metric_counts() -> None:

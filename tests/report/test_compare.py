@@ -4,7 +4,7 @@ import pytest
 
 from ragmeter.errors import ConfigError, DataError
 from ragmeter.report.compare import compare_runs
-from ragmeter.report.load import Run
+from ragmeter.results import run_from_rows
 
 INFO = {
     "metrics": {
@@ -16,7 +16,7 @@ INFO = {
 
 def run(values, *, metric="faithfulness", ids=True, info=INFO, order=None):
     order = order or range(len(values))
-    return Run.from_parts(
+    return run_from_rows(
         [
             {
                 "index": i,
@@ -92,7 +92,7 @@ def test_rows_pair_by_id_when_ids_are_unique_even_if_reordered():
     a = run([0.1, 0.2, 0.3])
     b = run([0.1, 0.2, 0.9], order=[2, 0, 1])
     # shuffle b's indices so index pairing would be wrong
-    b = Run.from_parts(
+    b = run_from_rows(
         [{"index": j, "id": r.id, "scores": dict(r.scores)} for j, r in enumerate(b.rows)],
         INFO,
     )
@@ -103,10 +103,10 @@ def test_rows_pair_by_id_when_ids_are_unique_even_if_reordered():
 
 
 def test_index_pairing_refuses_conflicting_ids():
-    a = Run.from_parts(
+    a = run_from_rows(
         [{"index": 0, "id": "x", "scores": {"m": 1.0}}, {"index": 1, "scores": {}}], {}
     )
-    b = Run.from_parts([{"index": 0, "id": "y", "scores": {"m": 1.0}}], {})
+    b = run_from_rows([{"index": 0, "id": "y", "scores": {"m": 1.0}}], {})
     with pytest.raises(DataError, match="id 'x' in A but 'y' in B"):
         compare_runs(a, b)
 

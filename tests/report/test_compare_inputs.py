@@ -9,12 +9,13 @@ from typer.testing import CliRunner
 from ragmeter.cli.report import register
 from ragmeter.errors import DataError
 from ragmeter.report.compare import compare_runs
-from ragmeter.report.load import Run
+from ragmeter.result import RunResult
+from ragmeter.results import run_from_rows
 
 METRICS = {"faithfulness": {"higher_is_better": True}}
 
 
-def run(values, *, sha: str | None, data: str = "data.jsonl", ids=None) -> Run:
+def run(values, *, sha: str | None, data: str = "data.jsonl", ids=None) -> RunResult:
     info = {"metrics": METRICS, "data": data}
     if sha is not None:
         info["input"] = {"source": "file", "sha256": sha, "rows": len(values)}
@@ -26,7 +27,7 @@ def run(values, *, sha: str | None, data: str = "data.jsonl", ids=None) -> Run:
         }
         for i, v in enumerate(values)
     ]
-    return Run.from_parts(rows, info)
+    return run_from_rows(rows, info)
 
 
 def test_runs_of_different_inputs_without_ids_are_not_paired_by_index():

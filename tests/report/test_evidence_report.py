@@ -10,7 +10,8 @@ import ragmeter
 from ragmeter.judges.base import Analysis
 from ragmeter.judges.fake import FakeJudge, judged_by, verbatim
 from ragmeter.report.html import render_report, write_report
-from ragmeter.report.load import Run
+from ragmeter.result import RunResult
+from ragmeter.results import run_from_rows
 
 SCRIPT = "<script>alert('x')</script>"
 CONTEXT = f"Iron {SCRIPT} is a chemical element with symbol Fe and atomic number 26."
@@ -46,7 +47,7 @@ def claim_details(*, uncertain: bool = False, short: bool = False) -> dict[str, 
     }
 
 
-def make_run(n: int, *, uncertain_rows: int = 0, short_rows: int = 0) -> Run:
+def make_run(n: int, *, uncertain_rows: int = 0, short_rows: int = 0) -> RunResult:
     rows = []
     for i in range(n):
         details = claim_details(uncertain=i < uncertain_rows, short=i < short_rows)
@@ -65,7 +66,7 @@ def make_run(n: int, *, uncertain_rows: int = 0, short_rows: int = 0) -> Run:
             "claim_precision": {"higher_is_better": True, "family": "claims"},
         }
     }
-    return Run.from_parts(rows, info)
+    return run_from_rows(rows, info)
 
 
 INPUT = {
@@ -105,7 +106,7 @@ def test_a_long_context_is_cut_around_its_span_with_an_ellipsis() -> None:
         "details": {"faithfulness": details},
         "contexts": [text],
     }
-    page = render_report(Run.from_parts([row]), worst_n=1)
+    page = render_report(run_from_rows([row]), worst_n=1)
     assert '<mark title="claim 1">symbol Fe</mark>' in page
     shown = re.search(r"<b>context 0</b>: (.*?)</div>", page).group(1)
     assert shown.startswith('<span class="txt">… ')
@@ -131,7 +132,7 @@ def test_the_summary_table_gives_the_share_of_uncertain_verdicts_and_a_sign_past
 
 def test_a_run_without_verdict_counts_has_no_uncertain_column() -> None:
     rows = [{"index": i, "scores": {"faithfulness": 1.0}} for i in range(3)]
-    assert "uncertain verdicts" not in render_report(Run.from_parts(rows), worst_n=0)
+    assert "uncertain verdicts" not in render_report(run_from_rows(rows), worst_n=0)
 
 
 def test_many_rows_with_short_references_raise_one_sign_for_the_metrics() -> None:

@@ -8,8 +8,8 @@ import pytest
 
 from ragmeter.errors import DataError
 from ragmeter.report.html import render_report, write_report
-from ragmeter.report.load import Run, load_run
 from ragmeter.report.risk import RiskThresholds
+from ragmeter.results import read_run, run_from_rows
 
 
 class Tags(HTMLParser):
@@ -183,7 +183,7 @@ def test_baseline_section_compares_paired_rows(results_file, writer, rd):
 
 
 def test_in_memory_rows_and_info_work_like_files(results_file, rd):
-    run = load_run(results_file)
+    run = read_run(results_file)
     assert render_report(run).count('<svg class="pl"') == 3
 
 
@@ -318,7 +318,7 @@ def test_sign_count_of_a_typical_12_row_run_is_small_and_stable(rd):
     counts, flat_counts = [], []
     flat = RiskThresholds(per_metric={}, min_samples=3)  # a flat 0.5, signs on 3 rows
     for seed in range(10):
-        run = Run.from_parts(*rd.typical_run(12, seed))
+        run = run_from_rows(*rd.typical_run(12, seed))
         doc = render_report(run)
         counts.append(int(re.search(r"<h3[^>]*>Signs of risk \((\d+)\)</h3>", doc).group(1)))
         flat_doc = render_report(run, thresholds=flat)

@@ -10,8 +10,8 @@ pytest.importorskip("matplotlib")
 from matplotlib.figure import Figure
 
 from ragmeter.errors import DataError
-from ragmeter.report.load import Run, load_run
 from ragmeter.report.plots import figure_for, svg_of
+from ragmeter.results import read_run, run_from_rows
 
 
 def test_figure_for_returns_histogram_and_box_plot(results_file):
@@ -33,7 +33,7 @@ def test_count_axis_has_integer_ticks(results_file):
 
 
 def test_histogram_counts_only_defined_scores(results_file):
-    fig = figure_for(load_run(results_file), "context_precision")
+    fig = figure_for(read_run(results_file), "context_precision")
     assert sum(p.get_height() for p in fig.axes[0].patches) == 9
 
 
@@ -61,7 +61,7 @@ def test_svg_is_inline_with_paths_and_no_data_text():
         {"index": i, "scores": {"m": i / 9}, "metadata": {"g": "--><script>x()</script>$a$"}}
         for i in range(10)
     ]
-    svg = svg_of(figure_for(Run.from_parts(rows, {}), "m", group_by="metadata.g"))
+    svg = svg_of(figure_for(run_from_rows(rows, {}), "m", group_by="metadata.g"))
     assert svg.startswith("<svg")
     assert "<?xml" not in svg and "<!DOCTYPE" not in svg and "<!--" not in svg
     assert "script" not in svg and "<text" not in svg  # text drawn as glyph paths
@@ -69,6 +69,6 @@ def test_svg_is_inline_with_paths_and_no_data_text():
 
 
 def test_a_metric_without_defined_scores_still_plots():
-    run = Run.from_parts([{"index": 0, "scores": {"m": None}, "reasons": {"m": "empty"}}], {})
+    run = run_from_rows([{"index": 0, "scores": {"m": None}, "reasons": {"m": "empty"}}], {})
     svg = svg_of(figure_for(run, "m"))
     assert "<path" in svg

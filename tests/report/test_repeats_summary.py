@@ -11,7 +11,7 @@ from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verificat
 from ragmeter.judges.fake import FakeJudge
 from ragmeter.report.html import render_report
 from ragmeter.report.interval import interval_text
-from ragmeter.report.load import as_run
+from ragmeter.results import summaries
 from ragmeter.settings import Settings
 
 ROWS = [
@@ -59,7 +59,7 @@ def test_the_summary_table_shows_both_intervals_marked(tmp_path):
     result = ragmeter.evaluate(ROWS, ["faithfulness"], settings=settings, progress=False)
     low, high = result.info["judge_noise"]["faithfulness"]["ci"]
     rows_only = interval_text(
-        as_run(result).summary("faithfulness"), template="[{low:.3f}, {high:.3f}]"
+        summaries(result.rows, ["faithfulness"])["faithfulness"], template="[{low:.3f}, {high:.3f}]"
     )
     row = summary_row(render_report(result), "faithfulness")
     assert f"{rows_only} <span class=note>(rows only)</span><br>" in row

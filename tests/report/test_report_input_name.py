@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from ragmeter.report.html import render_report
-from ragmeter.report.load import Run
+from ragmeter.results import run_from_rows
 
 SHA = "a3658c986d9fd7b15c575d334b2f634414df0b904b1ab68197029bff8f4d0dc8"
 
 
 def _run(**info):
     rows = [{"index": i, "scores": {"mrr": i / 3}} for i in range(4)]
-    return Run.from_parts(rows, {"metrics": {"mrr": {"higher_is_better": True}}, **info})
+    return run_from_rows(rows, {"metrics": {"mrr": {"higher_is_better": True}}, **info})
 
 
 def test_the_configuration_names_the_input_file_and_its_sha256():

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import re
 
-from ragmeter.report.load import MetricInfo
 from ragmeter.report.svg import distribution_svg
+from ragmeter.types import MetricSpec
 
-INFO = MetricInfo(name="faithfulness")
+INFO = MetricSpec("faithfulness", "claims", (), "")
 
 
 def test_one_group_draws_every_bar_in_one_path_with_integer_count_ticks():

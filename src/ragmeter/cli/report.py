@@ -209,7 +209,7 @@ def compare_command(
 def _print_calibrated_differences(a: Path, b: Path) -> None:
     """When both run records hold a calibration (``evaluate --labels``): each metric's
     calibrated difference B - A (paired PPI++ when both runs labelled the same rows)."""
-    from ragmeter.report.calibration import compare_calibrations
+    from ragmeter.report.calibration.compare import compare_calibrations
 
     try:
         differences = compare_calibrations(a, b)

@@ -1,29 +1,24 @@
 """Reports of a run: statistics, risk signs, plots, HTML, comparison of two runs.
 
-Reads a run's results (a RunResult or a results ``.jsonl`` with its ``.run.json``
-sidecar); never sees a judge. The HTML report needs no plotting library (its plots are
-hand-written SVG); :func:`figure_for` (matplotlib figures for notebooks) needs the ``report``
-extra.
+Reads a run's results (a :class:`~ragmeter.result.RunResult`: what ``evaluate`` returned, or
+a results ``.jsonl`` and its ``.run.json`` record read back by
+:func:`ragmeter.results.read_run`); never sees a judge. The HTML report needs no plotting
+library (its plots are hand-written SVG); :func:`figure_for` (matplotlib figures for
+notebooks) needs the ``report`` extra.
 """
 
 from ragmeter.report.compare import Comparison, MetricComparison, compare_runs
 from ragmeter.report.html import render_report, write_report, write_run_report
-from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run, load_run
 from ragmeter.report.plots import figure_for
 from ragmeter.report.risk import RiskSign, RiskThresholds, rank_signs, risk_signs
 
 __all__ = [
     "Comparison",
     "MetricComparison",
-    "MetricInfo",
-    "ReportRow",
     "RiskSign",
     "RiskThresholds",
-    "Run",
-    "as_run",
     "compare_runs",
     "figure_for",
-    "load_run",
     "rank_signs",
     "render_report",
     "risk_signs",

@@ -1,4 +1,5 @@
-"""Good scores that rest on verdicts worth a second look: pure functions over a :class:`Run`.
+"""Good scores that rest on verdicts worth a second look: pure functions over a run
+(:class:`~ragmeter.result.RunResult`).
 
 A claim metric's score is only as sure as the verdicts it counts. A good score (the good half
 of the metric's range, whatever its direction) is listed to check when the row's verdicts for
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragmeter.report.load import Run
+from ragmeter.report.claim_flags import flags_of
+from ragmeter.report.scale import goodness
+from ragmeter.result import RunResult
 
 __all__ = ["LOW_SUPPORT", "Doubt", "RowCheck", "check_rows", "doubts", "good_count"]
 
@@ -40,24 +43,25 @@ class Doubt:
     weak: tuple[float, str, str] | None
 
 
-def _good(run: Run, metric: str, value: float) -> bool:
-    return run.metric(metric).goodness(value) >= 0.5
+def _good(run: RunResult, metric: str, value: float) -> bool:
+    return goodness(run.metric(metric), value) >= 0.5
 
 
-def good_count(run: Run, metric: str) -> int:
+def good_count(run: RunResult, metric: str) -> int:
     """How many of ``metric``'s scores are good (the good half of its range)."""
     return sum(_good(run, metric, v) for v in run.column(metric).values)
 
 
-def doubts(run: Run, metric: str, *, low_support: float = LOW_SUPPORT) -> list[Doubt]:
+def doubts(run: RunResult, metric: str, *, low_support: float = LOW_SUPPORT) -> list[Doubt]:
     """The good scores of ``metric`` resting on an uncertain verdict or a weak entailed one,
     in row order."""
     col = run.column(metric)
+    flags = flags_of(run)
     out: list[Doubt] = []
     for pos, value in zip(col.positions, col.values, strict=True):
         row = run.rows[pos]
-        uncertain, verdicts = row.verdict_counts.get(metric, (0, 0))
-        weak = row.weakest.get(metric)
+        uncertain, verdicts = flags[pos].verdict_counts.get(metric, (0, 0))
+        weak = flags[pos].weakest.get(metric)
         if weak is not None and weak[0] >= low_support:
             weak = None
         if (uncertain or weak) and _good(run, metric, value):
@@ -84,7 +88,7 @@ class RowCheck:
         return max((d.uncertain for d in self.doubts), default=0)
 
 
-def check_rows(run: Run, metrics: list[str] | None = None) -> list[RowCheck]:
+def check_rows(run: RunResult, metrics: list[str] | None = None) -> list[RowCheck]:
     """Rows with a good score to check (:func:`doubts`) over ``metrics`` (default: all), the
     weakest support first, then the rows with uncertain verdicts, then by row index."""
     by_row: dict[int, list[Doubt]] = {}

@@ -18,8 +18,10 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, DataError, param, unknown_metric
 from ragmeter.metrics.registry import changed_meanings
-from ragmeter.report.load import MetricInfo, ReportRow, Run, as_run
+from ragmeter.report.load import as_run
+from ragmeter.result import RunResult
 from ragmeter.scoring.statistics import bootstrap_interval, sign_test_pvalue
+from ragmeter.types import MetricSpec, RowResult
 
 __all__ = ["Comparison", "GateResult", "MetricComparison", "SampleChange", "compare_runs"]
 
@@ -162,7 +164,7 @@ class Comparison:
         )
 
 
-def _input_sha(run: Run) -> tuple[str, str] | None:
+def _input_sha(run: RunResult) -> tuple[str, str] | None:
     """(kind, sha256) of the input a run record names (a file, or rows in memory), or None."""
     recorded = run.info.get("input")
     if not isinstance(recorded, dict):
@@ -173,14 +175,15 @@ def _input_sha(run: Run) -> tuple[str, str] | None:
     return source, sha
 
 
-def _input_names(a: Run, b: Run) -> str:
+def _input_names(a: RunResult, b: RunResult) -> str:
     names = [
-        str(run.info.get("data") or run.source or label) for run, label in ((a, "A"), (b, "B"))
+        str(run.info.get("data") or run.results_file or label)
+        for run, label in ((a, "A"), (b, "B"))
     ]
     return f"A scored {names[0]!r}, B scored {names[1]!r}"
 
 
-def _different_inputs(a: Run, b: Run) -> str | None:
+def _different_inputs(a: RunResult, b: RunResult) -> str | None:
     """Why the run records show that ``a`` and ``b`` scored different inputs, or None (the
     same input, or nothing recorded to tell)."""
     sha_a, sha_b = _input_sha(a), _input_sha(b)
@@ -202,9 +205,9 @@ def _pair_hint() -> str:
 
 
 def _pair(
-    a: Run, b: Run, *, pair_by_index: bool = False
-) -> tuple[list[tuple[ReportRow, ReportRow]], Literal["id", "index"], int, int, tuple[str, ...]]:
-    def unique_ids(run: Run) -> bool:
+    a: RunResult, b: RunResult, *, pair_by_index: bool = False
+) -> tuple[list[tuple[RowResult, RowResult]], Literal["id", "index"], int, int, tuple[str, ...]]:
+    def unique_ids(run: RunResult) -> bool:
         ids = [r.id for r in run.rows]
         return all(i is not None for i in ids) and len(set(ids)) == len(ids)
 
@@ -249,7 +252,7 @@ def _pair(
 
 
 def _compare_metric(
-    name: str, info: MetricInfo, pairs: Sequence[tuple[ReportRow, ReportRow]], *, top: int
+    name: str, info: MetricSpec, pairs: Sequence[tuple[RowResult, RowResult]], *, top: int
 ) -> MetricComparison:
     xs, ys, changes = [], [], []
     only_a = only_b = 0
@@ -323,15 +326,15 @@ def _compare_metric(
     )
 
 
-def _check_same_meaning(name: str, a: Run, b: Run) -> None:
+def _check_same_meaning(name: str, a: RunResult, b: RunResult) -> None:
     """``DataError`` when one run holds ``name`` with a formula since renamed (an older
     ragmeter's ``context_precision``, say) and the other with today's: two measures under one
     name. Both runs with the old formula compare as usual."""
     old = {
         label: changed_meanings(run.info.get("metrics"), where=where, names=[name])
         for label, run, where in (
-            ("A", a, str(a.source) if a.source else "run A (the baseline)"),
-            ("B", b, str(b.source) if b.source else "run B"),
+            ("A", a, str(a.results_file) if a.results_file else "run A (the baseline)"),
+            ("B", b, str(b.results_file) if b.results_file else "run B"),
         )
     }
     if bool(old["A"]) != bool(old["B"]):
@@ -347,7 +350,7 @@ def _check_same_meaning(name: str, a: Run, b: Run) -> None:
 def compare_runs(a: Any, b: Any, *, top: int = 5, pair_by_index: bool = False) -> Comparison:
     """Paired comparison of every metric present in both runs (``a`` baseline, ``b`` new).
 
-    ``a`` and ``b`` may be RunResults, :class:`Run` objects or results paths. Rows pair by
+    ``a`` and ``b`` may be RunResults or results paths. Rows pair by
     id when every row of both runs has a unique id, else by index; pairing by index raises
     ``DataError`` when the run records name different inputs or paired rows' ids differ,
     unless ``pair_by_index=True`` (which pairs by index always and says what differs in
@@ -358,16 +361,13 @@ def compare_runs(a: Any, b: Any, *, top: int = 5, pair_by_index: bool = False) -
     ra, rb = as_run(a), as_run(b)
     pairs, match_by, un_a, un_b, warnings = _pair(ra, rb, pair_by_index=pair_by_index)
     metrics: dict[str, MetricComparison] = {}
-    for name, info_a in ra.metrics.items():
-        if name not in rb.metrics:
+    for name, info_a in ra.specs.items():
+        if name not in rb.specs:
             continue
-        info_b = rb.metrics[name]
-        info = info_b if info_a.inferred and not info_b.inferred else info_a
-        if (
-            not info_a.inferred
-            and not info_b.inferred
-            and (info_a.higher_is_better != info_b.higher_is_better)
-        ):
+        info_b = rb.specs[name]
+        guessed_a, guessed_b = name in ra.directions_inferred, name in rb.directions_inferred
+        info = info_b if guessed_a and not guessed_b else info_a
+        if not guessed_a and not guessed_b and info_a.higher_is_better != info_b.higher_is_better:
             raise DataError(
                 f"Metric {name!r} is higher-is-better in one run and lower-is-better in the "
                 "other: the runs used different metric versions and cannot be compared."

@@ -14,7 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.report.load import MetricInfo, Run, as_run
+from ragmeter.report.groups import groups as groups_of
+from ragmeter.report.load import as_run
+from ragmeter.report.scale import direction
+from ragmeter.result import RunResult
+from ragmeter.types import MetricSpec
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -51,7 +55,7 @@ def _short(label: str, limit: int = 28) -> str:
 
 def plot_distribution(
     groups: Mapping[str, Sequence[float]],
-    info: MetricInfo,
+    info: MetricSpec,
     *,
     title: str | None = None,
 ) -> Figure:
@@ -94,7 +98,7 @@ def plot_distribution(
                 ax_hist.legend(fontsize=7, frameon=False, loc="best")
         ax_hist.set_xlim(lo, hi)
         ax_hist.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts: whole samples
-        ax_hist.set_xlabel(f"{info.name} ({info.direction})")
+        ax_hist.set_xlabel(f"{info.name} ({direction(info)})")
         ax_hist.set_ylabel("samples")
         ax_hist.set_title("Histogram", fontsize=9)
 
@@ -137,15 +141,15 @@ def plot_distribution(
 
 
 def figure_for(run: Any, metric: str, *, group_by: str | None = None) -> Figure:
-    """Histogram and box plot of ``metric`` for a run (a RunResult, a Run or a results path).
+    """Histogram and box plot of ``metric`` for a run (a RunResult or a results path).
 
     With ``group_by`` (e.g. ``"metadata.category"``) each group gets its own histogram
     outline and box. Returns a matplotlib Figure (displayed by notebooks).
     """
-    r: Run = as_run(run)
+    r: RunResult = as_run(run)
     info = r.metric(metric)
     if group_by:
-        groups = {label: sub.values(metric) for label, sub in r.groups(group_by).items()}
+        groups = {label: sub.values(metric) for label, sub in groups_of(r, group_by).items()}
     else:
         groups = {metric: r.values(metric)}
     return plot_distribution(groups, info)

@@ -295,30 +295,58 @@ def risk_signs(
         raise ValueError(f"'indices' has {len(indices)} items for {arr.size} values.")
     idx = np.arange(arr.size) if indices is None else np.asarray(indices, dtype=int)
     span = upper - lower if upper > lower else 1.0
-    signs: list[RiskSign] = []
     n = int(arr.size)
     total = n + missing
-
+    signs: list[RiskSign] = []
     if total >= t.min_samples and missing / total > t.missing_share:
-        share = missing / total
-        what = f"{failed} failed, {missing - failed} undefined"
-        signs.append(
-            RiskSign(
-                metric,
-                "missing",
-                f"{{metric}}: {missing} of {total} rows ({share:.0%}) have no score ({what}), "
-                f"more than the {t.missing_share:.0%} threshold: the statistics describe "
-                "only part of the data.",
-                share,
-                t.missing_share,
-                total,
-                tuple(sorted(missing_indices)),
-                (4.0 if failed else 2.0) + share,
-            )
-        )
+        signs.append(_missing_sign(metric, t, missing, failed, total, missing_indices))
     if n < t.min_samples:
         return signs
+    poor = _poor_sign(metric, t, arr, idx, higher_is_better, lower, upper, span)
+    if poor is not None:
+        return [*signs, poor]  # the poor samples are what a skew or spread would show
+    if n < 2 * t.min_samples or np.isin(arr, (lower, upper)).all():
+        return signs  # too few for a shape; 0/1 scores: the shape follows from the mean
+    shape = _shape_sign(metric, t, arr, higher_is_better, span)
+    return signs if shape is None else [*signs, shape]
 
+
+def _missing_sign(
+    metric: str,
+    t: RiskThresholds,
+    missing: int,
+    failed: int,
+    total: int,
+    missing_indices: Sequence[int],
+) -> RiskSign:
+    share = missing / total
+    what = f"{failed} failed, {missing - failed} undefined"
+    return RiskSign(
+        metric,
+        "missing",
+        f"{{metric}}: {missing} of {total} rows ({share:.0%}) have no score ({what}), "
+        f"more than the {t.missing_share:.0%} threshold: the statistics describe "
+        "only part of the data.",
+        share,
+        t.missing_share,
+        total,
+        tuple(sorted(missing_indices)),
+        (4.0 if failed else 2.0) + share,
+    )
+
+
+def _poor_sign(
+    metric: str,
+    t: RiskThresholds,
+    arr: np.ndarray,
+    idx: np.ndarray,
+    higher_is_better: bool,
+    lower: float,
+    upper: float,
+    span: float,
+) -> RiskSign | None:
+    """The sign of many poor samples, or None."""
+    n = int(arr.size)
     if higher_is_better:
         cut = lower + t.poor_score * span
         is_poor = arr < cut
@@ -329,64 +357,60 @@ def risk_signs(
         detail = f"above {_fmt(cut)} (lower is better)"
     poor = int(np.count_nonzero(is_poor))
     share = poor / n
-    if share > t.poor_share:
-        signs.append(
-            RiskSign(
-                metric,
-                "poor_share",
-                f"{poor} of {n} samples ({share:.0%}) have {{metric}}, more than the "
-                f"{t.poor_share:.0%} threshold.",
-                share,
-                t.poor_share,
-                n,
-                tuple(sorted(int(i) for i in idx[is_poor])),
-                3.0 + share,
-                detail,
-            )
-        )
+    if share <= t.poor_share:
+        return None
+    return RiskSign(
+        metric,
+        "poor_share",
+        f"{poor} of {n} samples ({share:.0%}) have {{metric}}, more than the "
+        f"{t.poor_share:.0%} threshold.",
+        share,
+        t.poor_share,
+        n,
+        tuple(sorted(int(i) for i in idx[is_poor])),
+        3.0 + share,
+        detail,
+    )
 
-    if signs and signs[-1].kind == "poor_share":
-        return signs  # the poor samples are what a skew or spread would show
-    if n < 2 * t.min_samples or np.isin(arr, (lower, upper)).all():
-        return signs  # too few for a shape; 0/1 scores: the shape follows from the mean
+
+def _shape_sign(
+    metric: str, t: RiskThresholds, arr: np.ndarray, higher_is_better: bool, span: float
+) -> RiskSign | None:
+    """One shape sign: a skew (which says which way), else a spread; or None."""
+    n = int(arr.size)
     mean, median = float(arr.mean()), float(np.median(arr))
     gap = abs(mean - median) / span
     if gap > t.skew:
         pulled_down = mean < median
         worse = pulled_down if higher_is_better else not pulled_down
-        signs.append(
-            RiskSign(
-                metric,
-                "skew",
-                f"{{metric}}: the mean {_fmt(mean)} of {n} samples is "
-                f"{_fmt(abs(mean - median))} {'below' if pulled_down else 'above'} the median "
-                f"{_fmt(median)} ({gap:.0%} of the range, threshold {t.skew:.0%}): a few "
-                f"{'poor' if worse else 'unusually good'} samples pull the mean; "
-                "read the median and the worst samples.",
-                gap,
-                t.skew,
-                n,
-                importance=1.0 + gap,
-            )
+        return RiskSign(
+            metric,
+            "skew",
+            f"{{metric}}: the mean {_fmt(mean)} of {n} samples is "
+            f"{_fmt(abs(mean - median))} {'below' if pulled_down else 'above'} the median "
+            f"{_fmt(median)} ({gap:.0%} of the range, threshold {t.skew:.0%}): a few "
+            f"{'poor' if worse else 'unusually good'} samples pull the mean; "
+            "read the median and the worst samples.",
+            gap,
+            t.skew,
+            n,
+            importance=1.0 + gap,
         )
-        return signs  # one shape sign per metric: the skew says which way
     std = float(arr.std(ddof=1))
     rel = std / span
-    if rel > t.spread:
-        signs.append(
-            RiskSign(
-                metric,
-                "spread",
-                f"{{metric}}: the standard deviation {_fmt(std)} of {n} samples is {rel:.0%} "
-                f"of the range (threshold {t.spread:.0%}): the scores are inconsistent from "
-                "sample to sample.",
-                rel,
-                t.spread,
-                n,
-                importance=rel,
-            )
-        )
-    return signs
+    if rel <= t.spread:
+        return None
+    return RiskSign(
+        metric,
+        "spread",
+        f"{{metric}}: the standard deviation {_fmt(std)} of {n} samples is {rel:.0%} "
+        f"of the range (threshold {t.spread:.0%}): the scores are inconsistent from "
+        "sample to sample.",
+        rel,
+        t.spread,
+        n,
+        importance=rel,
+    )
 
 
 def rank_signs(signs: Iterable[RiskSign]) -> list[RiskSign]:

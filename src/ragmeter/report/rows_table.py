@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ragmeter.report.load import MetricInfo, ReportRow, Run
+from ragmeter.report.scale import direction
 from ragmeter.report.writer import Writer, num
+from ragmeter.result import RunResult
+from ragmeter.types import MetricSpec, RowResult
 
 __all__ = ["MAX_ROWS", "TABLE_METRICS", "rows_table", "table_metrics"]
 
@@ -63,11 +66,11 @@ _CSS = (
 )
 
 
-def table_metrics(run: Run) -> list[MetricInfo]:
+def table_metrics(run: RunResult) -> list[MetricSpec]:
     """The score columns: the run's own metrics first (criteria, Python metrics), then
     the usual headline metrics, then the first of each other family, up to
     :data:`TABLE_METRICS`."""
-    scored = [m for m in run.metrics.values() if run.column(m.name).values]
+    scored = [m for m in run.specs.values() if run.column(m.name).values]
     own = [m for m in scored if m.family and m.family not in _BUILTIN_FAMILIES]
     by_name = {m.name: m for m in scored}
     chosen = [*own, *(by_name[n] for n in _PREFERRED if n in by_name)]
@@ -78,14 +81,14 @@ def table_metrics(run: Run) -> list[MetricInfo]:
             families.add(m.family)
     for m in scored:
         chosen.append(m)
-    out: list[MetricInfo] = []
+    out: list[MetricSpec] = []
     for m in chosen:
         if m not in out:
             out.append(m)
     return out[:TABLE_METRICS]
 
 
-def _ranks(run: Run, rows: Sequence[ReportRow], metric: str) -> dict[int, int]:
+def _ranks(run: RunResult, rows: Sequence[RowResult], metric: str) -> dict[int, int]:
     """Rank of each scored row's value of ``metric`` (ties by row index), by row index."""
     scored = sorted(
         (value, row.index) for row in rows if (value := row.scores.get(metric)) is not None
@@ -93,21 +96,22 @@ def _ranks(run: Run, rows: Sequence[ReportRow], metric: str) -> dict[int, int]:
     return {index: rank for rank, (_, index) in enumerate(scored)}
 
 
-def _text(w: Writer, row: ReportRow) -> str:
+def _text(w: Writer, texts: Mapping[str, Any]) -> str:
     parts = []
-    if row.question is not None:
-        parts.append(f'<div class="q txt">{w.t(row.question, limit=_CUT["question"])}</div>')
-    if row.answer is not None:
-        parts.append(f'<div class="txt">{w.t(row.answer, limit=_CUT["answer"])}</div>')
-    if row.reference_answers:
-        ref = w.t(row.reference_answers[0], limit=_CUT["reference"])
+    question, answer = texts.get("question"), texts.get("answer")
+    if question is not None:
+        parts.append(f'<div class="q txt">{w.t(question, limit=_CUT["question"])}</div>')
+    if answer is not None:
+        parts.append(f'<div class="txt">{w.t(answer, limit=_CUT["answer"])}</div>')
+    if texts.get("reference_answers"):
+        ref = w.t(texts["reference_answers"][0], limit=_CUT["reference"])
         parts.append(f'<div class="r txt">reference: {ref}</div>')
     return "".join(parts) or '<span class="note">(texts not available)</span>'
 
 
 def rows_table(
     w: Writer,
-    run: Run,
+    run: RunResult,
     *,
     flags: Mapping[str, tuple[str, set[int]]],
     groups: Mapping[str, Sequence[int]] | None = None,
@@ -179,7 +183,7 @@ def rows_table(
     for k, info in enumerate(columns):
         arrow = "↑" if info.higher_is_better else "↓"
         w.add(
-            f'<th class=s title="{w.t(info.name)}: {w.t(info.direction)}">'
+            f'<th class=s title="{w.t(info.name)}: {w.t(direction(info))}">'
             f"<span class=vn>{w.t(info.name)} {arrow}</span>"
             f'<span><label for=rs{k}a title="lowest first">▲</label>'
             f'<label for=rs{k}d title="highest first">▼</label></span></th>'
@@ -200,7 +204,8 @@ def rows_table(
             f'<tr id="row-{row.index}"'
             + (f' class="{" ".join(classes)}"' if classes else "")
             + (f' style="{style}"' if style else "")
-            + f"><td class=n>{row.index}{ident}</td><td>{_text(w, row)}</td>{cells}"
+            + f"><td class=n>{row.index}{ident}</td>"
+            + f"<td>{_text(w, run.texts.get(row.index, {}))}</td>{cells}"
             f'<td class="fl">{marks}</td></tr>'
         )
     w.add("</tbody></table></div>")

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ragmeter.report.load import MetricInfo
+from ragmeter.report.scale import direction
+from ragmeter.types import MetricSpec
 
 __all__ = ["PLOT_CSS", "count_ticks", "distribution_svg", "spark_svg"]
 
@@ -130,7 +131,7 @@ def _value_axis(x0: float, x1: float, base: float, lo: float, hi: float) -> list
     ]
 
 
-def _open(info: MetricInfo, height: float, what: str) -> str:
+def _open(info: MetricSpec, height: float, what: str) -> str:
     return (
         f'<svg class="pl" viewBox="0 0 {_f(_W)} {_f(height)}" width="{_f(_W)}" '
         f'height="{_f(height)}" xmlns="http://www.w3.org/2000/svg" role="img">'
@@ -138,7 +139,7 @@ def _open(info: MetricInfo, height: float, what: str) -> str:
     )
 
 
-def distribution_svg(groups: Mapping[str, Sequence[float]], info: MetricInfo) -> str:
+def distribution_svg(groups: Mapping[str, Sequence[float]], info: MetricSpec) -> str:
     """An ``<svg>`` of a metric's scores: for one group a histogram (left) and a box plot
     (right); for several, one box per group (labels on the left), easier to compare than
     overlapping histograms. Styles come from :data:`PLOT_CSS`.
@@ -162,7 +163,7 @@ def distribution_svg(groups: Mapping[str, Sequence[float]], info: MetricInfo) ->
         _text(x0, _TOP - 8, "Histogram: samples per bin", "t"),
         f'<path class="a" d="M{_f(x0)} {_f(_TOP)}V{_f(base)}"/>',
         *_value_axis(x0, x1, base, lo, hi),
-        _text((x0 + x1) / 2, base + 32, f"{info.name} ({info.direction})", "m"),
+        _text((x0 + x1) / 2, base + 32, f"{info.name} ({direction(info)})", "m"),
     ]
     if values:
         out.append(f'<path class="h" d="{_bars_path(counts, x0, bw, base, unit)}"/>')
@@ -179,7 +180,7 @@ def distribution_svg(groups: Mapping[str, Sequence[float]], info: MetricInfo) ->
 
 
 def _boxes_svg(
-    groups: Mapping[str, Sequence[float]], info: MetricInfo, lo: float, hi: float
+    groups: Mapping[str, Sequence[float]], info: MetricSpec, lo: float, hi: float
 ) -> str:
     """One box per group, labelled with the group and its number of scores."""
     row_h = 18.0
@@ -189,7 +190,7 @@ def _boxes_svg(
         _open(info, base + 40, "box plot by group"),
         _text(x0, _TOP - 8, "Box plot by group (red: median, ◇: mean; n: scores)", "t"),
         *_value_axis(x0, x1, base, lo, hi),
-        _text((x0 + x1) / 2, base + 32, f"{info.name} ({info.direction})", "m"),
+        _text((x0 + x1) / 2, base + 32, f"{info.name} ({direction(info)})", "m"),
     ]
     scale = (x1 - x0) / (hi - lo)
     for i, (label, values) in enumerate(groups.items()):
@@ -205,7 +206,7 @@ def _boxes_svg(
 _SPARK_W, _SPARK_H, _SPARK_BINS = 64.0, 16.0, 10
 
 
-def spark_svg(values: Sequence[float], info: MetricInfo) -> str:
+def spark_svg(values: Sequence[float], info: MetricSpec) -> str:
     """A small histogram of a metric's scores (10 bins over its range, the bad end on the
     left whatever the direction, a red tick at the mean), for the overview; ``""`` with no
     score. Its title says what it shows."""

@@ -54,7 +54,6 @@ from ragmeter.errors import ConfigError, DataError, RagmeterError, param
 from ragmeter.io.labels import row_fingerprint, sample_fingerprint
 from ragmeter.io.paths import check_outputs, make_parent, sidecar_path
 from ragmeter.io.redact import redact_everywhere, secret_env_values
-from ragmeter.report.calibration import CLAIM_METRICS
 from ragmeter.report.labels.sample import (
     STRATIFIED,
     UNCERTAINTY,
@@ -65,13 +64,14 @@ from ragmeter.report.labels.sample import (
     uniform_sample,
 )
 from ragmeter.report.load import (
-    ReportRow,
-    Run,
-    load_run,
     read_details,
     read_inputs,
     recorded_input,
 )
+from ragmeter.result import RunResult
+from ragmeter.results import no_details, read_run
+from ragmeter.scoring.calibration.claims import CLAIM_METRICS
+from ragmeter.types import MetricSpec, RowResult
 
 __all__ = [
     "CLAIM_LABELS",
@@ -97,7 +97,7 @@ MAX_TEXT = 50_000
 #: Contexts shown per row.
 MAX_CONTEXTS = 50
 #: What reference claims are checked against, where not the answer: the metric's verdict kind
-#: (:data:`ragmeter.report.calibration.CLAIM_METRICS`).
+#: (:data:`ragmeter.scoring.calibration.claims.CLAIM_METRICS`).
 REFERENCE_AGAINST: dict[str, str] = {"context_claim_recall": "contexts"}
 
 _CSP = (
@@ -144,7 +144,7 @@ def _text(value: Any, env: list[str]) -> tuple[str | None, bool]:
     return clean[:MAX_TEXT], clean == value
 
 
-def _row_ids(run: Run) -> tuple[str, dict[int, str | int]]:
+def _row_ids(run: RunResult) -> tuple[str, dict[int, str | int]]:
     """Which key labels name rows by, and each row's label id: its ``id`` when every row has
     its own (``"id"``), else its ``index`` (``"index"``)."""
     ids = [row.id for row in run.rows]
@@ -153,7 +153,7 @@ def _row_ids(run: Run) -> tuple[str, dict[int, str | int]]:
     return "index", {row.index: row.index for row in run.rows}
 
 
-def _choose_metric(run: Run, metric: str | None) -> str:
+def _choose_metric(run: RunResult, metric: str | None) -> str:
     if metric is not None:
         run.metric(metric)  # raises naming close metrics
         return metric
@@ -217,7 +217,9 @@ def _marks(
     return out
 
 
-def _inputs(run: Run, results: Path, indices: Sequence[int], data: Any) -> tuple[dict, str | None]:
+def _inputs(
+    run: RunResult, results: Path, indices: Sequence[int], data: Any
+) -> tuple[dict, str | None]:
     """The input texts of the sampled rows, and why there are none when none can be read."""
     if data is not None:
         if isinstance(data, str | os.PathLike) and not Path(data).is_file():
@@ -257,23 +259,9 @@ def build_label_page(
     ``strategy="uncertainty"`` draws about ``sample`` rows, each with its own probability
     (:func:`ragmeter.report.labels.sample.uncertainty_sample`); ``target_width`` makes the
     page show how near its labels bring the interval to that width."""
-    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
-        raise ConfigError(f"{param('sample')} must be an integer >= 1. Got {sample!r}.")
-    if strategy not in STRATEGIES:
-        raise ConfigError(
-            f"{param('strategy')} must be one of {', '.join(STRATEGIES)}. Got {strategy!r}."
-        )
-    if stratified and strategy != UNIFORM:
-        raise ConfigError(
-            f"{param('stratified')} draws by score band for looking; {param('strategy')} "
-            f"{strategy} draws for estimates. Give one of them."
-        )
-    if target_width is not None and not (
-        isinstance(target_width, int | float) and 0.0 < target_width < float("inf")
-    ):
-        raise ConfigError(f"{param('target_width')} must be a number > 0. Got {target_width!r}.")
+    _check_options(sample, strategy, stratified=stratified, target_width=target_width)
     results = Path(results)
-    run = load_run(results, keep_details=False)
+    run = read_run(results, details=no_details)
     name = _choose_metric(run, metric)
     info = run.metric(name)
     column = run.column(name)
@@ -284,24 +272,15 @@ def build_label_page(
         )
     indices = [run.rows[p].index for p in column.positions]
     kinds = CLAIM_METRICS.get(name, ("answer", (("answer", "contexts"),)))[1]
-    probabilities: dict[int, float] = {}
-    if stratified:
-        chosen = stratified_sample(
-            indices, column.values, sample, seed=seed, lower=info.lower, upper=info.upper
-        )
-    elif strategy == UNCERTAINTY:
-        every = read_details(results, indices)
-        spread = [
-            row_uncertainty(
-                every.get(i, {}).get(name), v, against=kinds, bounds=(info.lower, info.upper)
-            )
-            for i, v in zip(indices, column.values, strict=True)
-        ]
-        chosen, probabilities = uncertainty_sample(indices, spread, sample, seed=seed)
-    else:
-        chosen = uniform_sample(indices, sample, seed=seed)
-        share = min(1.0, sample / len(indices))
-        probabilities = dict.fromkeys(indices, share)
+    chosen, probabilities = _draw(
+        results,
+        info,
+        indices,
+        column.values,
+        sample,
+        seed=seed,
+        how=STRATIFIED if stratified else strategy,
+    )
     by_index = {row.index: row for row in run.rows}
     details = read_details(results, chosen)
     claims = {i: _claims(details.get(i, {}).get(name)) for i in chosen}
@@ -309,6 +288,7 @@ def build_label_page(
     has_claims = any(claims.values()) or any(references.values())
     kind = "claims" if has_claims else "score"
     texts, missing = _inputs(run, results, chosen, data)
+    texts = {i: {**run.texts.get(i, {}), **texts.get(i, {})} for i in chosen}
     key_name, ids = _row_ids(run)
     against = REFERENCE_AGAINST.get(name, "answer")
     answer_against = [what for source, what in kinds if source == "answer"] or ["contexts"]
@@ -374,8 +354,61 @@ def build_label_page(
     return LabelPage(payload=payload, rows=len(rows), items=items, missing_texts=missing)
 
 
+def _check_options(
+    sample: int, strategy: str, *, stratified: bool, target_width: float | None
+) -> None:
+    """``ConfigError`` naming the option when one of :func:`build_label_page`'s is wrong."""
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 1:
+        raise ConfigError(f"{param('sample')} must be an integer >= 1. Got {sample!r}.")
+    if strategy not in STRATEGIES:
+        raise ConfigError(
+            f"{param('strategy')} must be one of {', '.join(STRATEGIES)}. Got {strategy!r}."
+        )
+    if stratified and strategy != UNIFORM:
+        raise ConfigError(
+            f"{param('stratified')} draws by score band for looking; {param('strategy')} "
+            f"{strategy} draws for estimates. Give one of them."
+        )
+    if target_width is not None and not (
+        isinstance(target_width, int | float) and 0.0 < target_width < float("inf")
+    ):
+        raise ConfigError(f"{param('target_width')} must be a number > 0. Got {target_width!r}.")
+
+
+def _draw(
+    results: Path,
+    info: MetricSpec,
+    indices: list[int],
+    values: list[float],
+    sample: int,
+    *,
+    seed: int,
+    how: str,
+) -> tuple[list[int], dict[int, float]]:
+    """The rows to label among ``indices`` (whose scores are ``values``), drawn ``how``
+    (stratified, uniform or by uncertainty), and each row's probability of being drawn
+    (none for a stratified sample)."""
+    if how == STRATIFIED:
+        chosen = stratified_sample(
+            indices, values, sample, seed=seed, lower=info.lower, upper=info.upper
+        )
+        return chosen, {}
+    if how == UNCERTAINTY:
+        kinds = CLAIM_METRICS.get(info.name, ("answer", (("answer", "contexts"),)))[1]
+        every = read_details(results, indices)
+        spread = [
+            row_uncertainty(
+                every.get(i, {}).get(info.name), v, against=kinds, bounds=(info.lower, info.upper)
+            )
+            for i, v in zip(indices, values, strict=True)
+        ]
+        return uncertainty_sample(indices, spread, sample, seed=seed)
+    share = min(1.0, sample / len(indices))
+    return uniform_sample(indices, sample, seed=seed), dict.fromkeys(indices, share)
+
+
 def _page_row(
-    row: ReportRow,
+    row: RowResult,
     row_id: str | int,
     given: Mapping[str, Any],
     claims: tuple[Sequence[Mapping[str, Any]] | None, Sequence[Mapping[str, Any]] | None, str]
@@ -384,9 +417,9 @@ def _page_row(
 ) -> dict[str, Any]:
     """One row of the page. ``claims``: its answer claims, its reference claims and what the
     reference claims are checked against (``None`` on a score page)."""
-    question, _ = _text(given.get("question", row.question), env)
-    answer, answer_intact = _text(given.get("answer", row.answer), env)
-    raw_contexts = given.get("contexts", row.contexts)
+    question, _ = _text(given.get("question"), env)
+    answer, answer_intact = _text(given.get("answer"), env)
+    raw_contexts = given.get("contexts")
     contexts: list[str] = []
     intact: list[bool] = []
     for context in list(raw_contexts or ())[:MAX_CONTEXTS]:
@@ -398,7 +431,7 @@ def _page_row(
     references: list[str] = []
     references_intact: list[bool] = []
     if answer_claims or reference_claims:
-        for reference in given.get("reference_answers", row.reference_answers) or ():
+        for reference in given.get("reference_answers") or ():
             text, same = _text(reference, env)
             references.append(text or "")
             references_intact.append(same)

@@ -4,8 +4,9 @@ or a stratified one for looking.
 An *uncertainty* sample (active labelling) draws each row independently with its own
 probability (Poisson sampling), larger where the judge's verdicts are less sure
 (:func:`row_uncertainty`), with a floor for every row
-(:func:`ragmeter.scoring.ppi.inclusion_probabilities`); each row's probability goes with its
-labels, and calibrated estimates weight by its inverse, so the estimate stays unbiased.
+(:func:`ragmeter.scoring.calibration.ppi.inclusion_probabilities`); each row's probability
+goes with its labels, and calibrated estimates weight by its inverse, so the estimate stays
+unbiased.
 
 Only a uniform sample (every row equally likely, drawn without replacement) supports an
 estimate of a population mean from labels (prediction-powered inference assumes it). A
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.errors import ConfigError
-from ragmeter.scoring.ppi import inclusion_probabilities
+from ragmeter.scoring.calibration.ppi import inclusion_probabilities
 
 __all__ = [
     "STRATA",
@@ -194,9 +195,9 @@ def uncertainty_sample(
     uniform_share: float = UNIFORM_SHARE,
 ) -> tuple[list[int], dict[int, float]]:
     """About ``size`` of ``candidates``, each drawn independently with its inclusion
-    probability (:func:`ragmeter.scoring.ppi.inclusion_probabilities` of ``uncertainty``), in
-    ascending order, and every candidate's probability. The count varies around ``size``
-    (Poisson sampling, as active inference assumes)."""
+    probability (:func:`ragmeter.scoring.calibration.ppi.inclusion_probabilities` of
+    ``uncertainty``), in ascending order, and every candidate's probability. The count varies
+    around ``size`` (Poisson sampling, as active inference assumes)."""
     _check_size(size)
     if len(candidates) != len(uncertainty):
         raise ValueError(
