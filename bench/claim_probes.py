@@ -110,14 +110,13 @@ def model_alone(items: Sequence[dict], model_dir: str | None) -> list[bool]:
 
 def judge_verdicts(items: Sequence[dict], judge) -> list[bool]:
     """Each item's claim (as one claim) against its premise, through ``judge.verify_sync``."""
-    from ragmeter.judges.base import ClaimBlock
-    from ragmeter.types import answer_premise
+    from ragmeter.judges.base import ClaimBlock, Premise
 
     blocks = [
         ClaimBlock(
             (it["claim"],),
             (
-                answer_premise(it["question"], it["reference"])
+                Premise(it["reference"], it["question"])
                 if it["category"] == REFERENCE_KIND
                 else it["premise"],
             ),

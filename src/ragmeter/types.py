@@ -269,16 +269,56 @@ class Analysis:
 
 
 @dataclass(frozen=True, slots=True)
+class Premise:
+    """What claims are checked against: a retrieved context, or an answer (a reference
+    answer, or the generated one) read with the ``question`` it answers.
+
+    Short answers state their fact only together with their question: "100 degrees
+    Celsius." says that water boils at 100 degrees Celsius only as the answer to "What is
+    the boiling point of water?" (RAGChecker's checker is given the question for the same
+    reason). Judges read the question as what the answer answers, never as a fact of its
+    own. Evidence spans of a premise are offsets into ``text``.
+
+    >>> Premise("In 1889.", question="When was the tower\ncompleted?").question
+    'When was the tower completed?'
+    >>> Premise("In 1889.", question="  ").question is None
+    True
+    """
+
+    text: str
+    #: The question ``text`` answers (whitespace collapsed); None for a context.
+    question: str | None = None
+
+    def __post_init__(self) -> None:
+        asked = " ".join((self.question or "").split())
+        object.__setattr__(self, "question", asked or None)
+
+    def as_text(self) -> str:
+        """The premise as one text, for a judge that reads text (an LLM's prompt, a cache
+        key): :func:`answer_premise` of the question and the answer; a context as it is."""
+        return answer_premise(self.question, self.text)
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimBlock:
     """Check every claim against every premise.
 
+    ``premises`` are :class:`Premise` values (a plain string is taken as a context).
     ``question`` is the question the claims answer, when there is one: the offline verifier
     checks that a claim's answer to it is the one the premise gives (a judge may ignore it).
     """
 
     claims: Sequence[str]
-    premises: Sequence[str]
+    premises: Sequence[Premise]
     question: str | None = None
+
+    def __post_init__(self) -> None:
+        premises = tuple(p if isinstance(p, Premise) else Premise(p) for p in self.premises)
+        object.__setattr__(self, "premises", premises)
+
+    def premise_texts(self) -> tuple[str, ...]:
+        """Each premise as one text (:meth:`Premise.as_text`)."""
+        return tuple(p.as_text() for p in self.premises)
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,32 +333,14 @@ _ANSWER_MARK = "\nAnswer: "
 
 
 def answer_premise(question: str | None, answer: str) -> str:
-    """A reference answer (or the answer) as a premise, read with its question.
-
-    Short answers state their fact only together with the question: "100 degrees Celsius."
-    says that water boils at 100 degrees Celsius only as the answer to "What is the boiling
-    point of water?". RAGChecker's checker is given the question for the same reason. Judges
-    read the question as what the answer answers, never as a fact of its own (the verify
-    prompt says so; the offline verifier gives no support to a claim that only restates the
-    question). With no question the answer is the premise as it is.
+    """An answer read with its question, as one text (:meth:`Premise.as_text`); with no
+    question the answer as it is.
 
     >>> answer_premise("When was the tower completed?", "In 1889.")
     'Question: When was the tower completed?\\nAnswer: In 1889.'
-    >>> split_answer_premise(answer_premise("When was the tower completed?", "In 1889."))
-    ('When was the tower completed?', 'In 1889.')
     """
     asked = " ".join((question or "").split())
     return f"{_QUESTION_MARK}{asked}{_ANSWER_MARK}{answer}" if asked else answer
-
-
-def split_answer_premise(premise: str) -> tuple[str, str] | None:
-    """``(question, answer)`` of a premise made by :func:`answer_premise`, else ``None``."""
-    if not premise.startswith(_QUESTION_MARK):
-        return None
-    head, sep, answer = premise.partition(_ANSWER_MARK)
-    if not sep or "\n" in head:
-        return None
-    return head[len(_QUESTION_MARK) :], answer
 
 
 @runtime_checkable

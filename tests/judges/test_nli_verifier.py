@@ -16,7 +16,7 @@ pytest.importorskip("transformers")
 
 from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError
-from ragmeter.judges.base import ClaimBlock, answer_premise
+from ragmeter.judges.base import ClaimBlock, Premise
 from ragmeter.judges.hf_entailment import NLIVerifier, _PairBatcher
 from ragmeter.models.hf_classifier import HFClassifier
 from ragmeter.testing.tiny_classifiers import tiny_classifier
@@ -107,7 +107,7 @@ def test_empty_claims_premises_and_blank_premises_have_the_right_shape(folder):
 
 def test_a_long_reference_answer_keeps_its_question_in_every_window(folder):
     verifier = NLIVerifier(HFClassifier(str(folder)))
-    premise = answer_premise("Where is Paris?", LONG)
+    premise = Premise(LONG, "Where is Paris?")
     plan = verifier.plan([ClaimBlock(["Paris is in France."], [premise])])
     windows = [pair[0] for pair in plan.pairs]
     assert len(windows) > 2

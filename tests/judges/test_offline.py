@@ -14,8 +14,7 @@ from ragmeter.judges.base import (
     AnalyzeRequest,
     ClaimBlock,
     Judge,
-    answer_premise,
-    split_answer_premise,
+    Premise,
 )
 from ragmeter.judges.offline.analysis import offline_questions, regex_entities
 from ragmeter.judges.offline.calibration import (
@@ -391,20 +390,21 @@ def test_a_claim_with_a_changed_month_or_weekday_is_not_entailed() -> None:
 BOILING = "What is the boiling point of water at sea level in Celsius?"
 
 
-def test_answer_premises_round_trip_and_need_a_question() -> None:
-    premise = answer_premise("When was it\ncompleted?", "In 1889.")
-    assert premise == "Question: When was it completed?\nAnswer: In 1889."
-    assert split_answer_premise(premise) == ("When was it completed?", "In 1889.")
-    assert answer_premise(None, "In 1889.") == "In 1889."
-    assert answer_premise("  ", "In 1889.") == "In 1889."
-    assert split_answer_premise("In 1889.") is None
-    assert split_answer_premise("Question: a\nb\nAnswer: c") is None
+def test_an_answer_premise_is_typed_and_renders_with_its_question() -> None:
+    premise = Premise("In 1889.", "When was it\ncompleted?")
+    assert premise.question == "When was it completed?" and premise.text == "In 1889."
+    assert premise.as_text() == "Question: When was it completed?\nAnswer: In 1889."
+    assert Premise("In 1889.").as_text() == Premise("In 1889.", "  ").as_text() == "In 1889."
+    # A context that looks like an answer read with a question is a context: nothing parses
+    # text back into a question.
+    [read] = ClaimBlock(("x",), ("Question: a\nAnswer: c",)).premises
+    assert read == Premise("Question: a\nAnswer: c") and read.question is None
 
 
 def test_a_short_reference_entails_the_claim_it_answers_with_its_question() -> None:
     right = "Water boils at 100 degrees Celsius at sea level."
     wrong = "Water boils at 90 degrees Celsius at sea level."
-    premise = answer_premise(BOILING, "100 degrees Celsius.")
+    premise = Premise("100 degrees Celsius.", BOILING)
     assert verdicts([right, wrong], [premise]) == ((True,), (False,))
     # The fragment alone does not say what boils.
     assert verdicts([right], ["100 degrees Celsius."]) == ((False,),)
@@ -412,7 +412,7 @@ def test_a_short_reference_entails_the_claim_it_answers_with_its_question() -> N
 
 def test_a_claim_that_only_restates_the_question_gets_no_support() -> None:
     echo = "The boiling point of water at sea level in Celsius."
-    block = ClaimBlock((echo,), (answer_premise(BOILING, "100 degrees Celsius."),))
+    block = ClaimBlock((echo,), (Premise("100 degrees Celsius.", BOILING),))
     assert restates_question(block).tolist() == [[True]]
     [support], _ = OfflineJudge().support([block])
     assert support.tolist() == [[0.0]]

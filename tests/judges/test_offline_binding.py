@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.judges.base import ClaimBlock, answer_premise
+from ragmeter.judges.base import ClaimBlock, Premise
 from ragmeter.judges.offline.answer_reading import read_as_answer
 from ragmeter.judges.offline.binding import claim_names, subject_conflict
 from ragmeter.judges.offline.features import prepare_claim, prepare_premise
@@ -114,7 +114,7 @@ def test_a_claim_that_only_restates_the_question_is_not_entailed_by_an_answer() 
 def test_the_offline_judge_decides_short_references_by_the_answer_reading() -> None:
     from ragmeter.judges.offline.judge import OfflineJudge
 
-    premise = answer_premise(QUESTION, "2000 GB.")
+    premise = Premise("2000 GB.", QUESTION)
     claims = (
         "A Notewise workspace on the Pro plan gets 2000 GB of shared storage.",
         "A Notewise workspace on the Pro plan gets 1000 GB.",

@@ -14,7 +14,7 @@ from ragmeter.judges.offline.features import prepare_claim, prepare_premise
 
 
 def features(claim: str, premise: str) -> tuple[float, float]:
-    return conflict_features(prepare_claim(claim), premise)
+    return conflict_features(prepare_claim(claim), prepare_premise(premise))
 
 
 def test_a_claim_that_drops_the_premise_negation_conflicts():
@@ -53,7 +53,8 @@ def test_an_antonym_pair_present_in_the_premise_is_no_conflict():
 
 
 def test_clauses_split_at_semicolons_and_contrasting_conjunctions():
-    found = clauses_of("Ann is tall; Bob is short, although he is not older.")
+    premise = prepare_premise("Ann is tall; Bob is short, although he is not older.")
+    found = clauses_of(premise.sentences)
     assert len(found) == 3
     assert [c.negated_stems for c in found] == [frozenset(), frozenset(), {"older"}]
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragmeter.errors import ConfigError
-from ragmeter.judges.base import ClaimBlock, answer_premise
+from ragmeter.judges.base import ClaimBlock, Premise
 from ragmeter.judges.offline.features import prepare_claim, prepare_premise
 from ragmeter.judges.offline.judge import MODEL_DECISION, OfflineJudge
 from ragmeter.judges.offline.verdict import (
@@ -100,11 +100,11 @@ def test_a_support_in_the_band_is_an_uncertain_verdict() -> None:
 
 
 def test_spans_in_an_answer_read_with_its_question_point_into_the_answer() -> None:
-    premise = answer_premise("When was the Eiffel Tower completed?", "It was completed in 1889.")
+    premise = Premise("It was completed in 1889.", "When was the Eiffel Tower completed?")
     judge = OfflineJudge(model=ScriptedModel(p_entail=0.9), decision=MODEL_DECISION)
     evidence = cell(judge, "The Eiffel Tower was completed in 1889 in Paris.", premise)
     [[start, end]] = evidence["spans"]
-    assert premise[start:end] == "It was completed in 1889."
+    assert premise.text[start:end] == "It was completed in 1889."
 
 
 def test_the_model_reads_the_question_before_an_answer_and_the_whole_claim() -> None:
@@ -112,11 +112,7 @@ def test_the_model_reads_the_question_before_an_answer_and_the_whole_claim() -> 
     question = "Who painted the Sistine Chapel ceiling?"
     judge = OfflineJudge(model=model, decision=MODEL_DECISION)
     judge.verify_sync(
-        [
-            ClaimBlock(
-                ("Michelangelo painted the ceiling.",), (answer_premise(question, "Michelangelo."),)
-            )
-        ]
+        [ClaimBlock(("Michelangelo painted the ceiling.",), (Premise("Michelangelo.", question),))]
     )
     [(window, claim)] = model.asked
     assert window.startswith(question) and window.endswith("Michelangelo.")
@@ -125,7 +121,7 @@ def test_the_model_reads_the_question_before_an_answer_and_the_whole_claim() -> 
 
 def test_a_claim_restating_the_question_gets_no_support_from_its_answer() -> None:
     question = "What is the boiling point of water at sea level in Celsius?"
-    premise = answer_premise(question, "100 degrees Celsius.")
+    premise = Premise("100 degrees Celsius.", question)
     evidence = cell(
         OfflineJudge(model=ScriptedModel(p_entail=0.99), decision=MODEL_DECISION),
         "The boiling point of water at sea level in Celsius.",

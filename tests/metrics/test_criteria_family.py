@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import ragmeter
+from ragmeter import evaluate
 from ragmeter.config.criteria import CriteriaVerdicts, Criterion
 from ragmeter.errors import ConfigError, DataError
 from ragmeter.judges.base import Analysis
 from ragmeter.judges.fake import FakeJudge, all_entailed, none_entailed
-from ragmeter.runner import evaluate
 from ragmeter.settings import Settings
 from ragmeter.testing.server import TestServer
 
@@ -51,7 +51,8 @@ def test_without_an_llm_judge_criteria_are_skipped_and_entailment_goes_to_the_ve
     assert first.details["grounded"]["entailed_by"] == [0, 1]
     assert "entailed by the contexts (text 1 of 2)" in first.reasons["grounded"]
     sent = judge.verify_requests[0][0]
-    assert sent.claims == (ROWS[0]["answer"],) and sent.premises == tuple(ROWS[0]["contexts"])
+    assert sent.claims == (ROWS[0]["answer"],)
+    assert sent.premise_texts() == tuple(ROWS[0]["contexts"])
 
 
 def test_the_offline_judge_skips_judged_criteria_with_the_reason() -> None:

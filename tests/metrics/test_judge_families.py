@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ragmeter
-from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
+from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Premise, Verification
 from ragmeter.judges.fake import FakeJudge, all_entailed
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
@@ -77,15 +77,16 @@ def test_every_claim_metric_from_one_analyze_and_one_verify_call() -> None:
     assert judge.calls == 2
     [blocks] = judge.verify_requests
     # The reference and the answer are premises read with the question.
-    asked = "Question: What is LIC known for?\nAnswer: "
     question = blocks[0].question
-    assert question is not None and asked.startswith(f"Question: {question}")
+    assert question == "What is LIC known for?"
+    contexts = ("c1", "c2", "c3", "c4")
     assert blocks[0] == ClaimBlock(
-        LIC_ANSWER, ("c1", "c2", "c3", "c4", asked + "ref"), question=question
+        LIC_ANSWER, (*contexts, Premise("ref", question)), question=question
     )
     assert blocks[1] == ClaimBlock(
-        LIC_REFERENCE, ("c1", "c2", "c3", "c4", asked + "ans"), question=question
+        LIC_REFERENCE, (*contexts, Premise("ans", question)), question=question
     )
+    assert blocks[0].premise_texts()[-1] == f"Question: {question}\nAnswer: ref"
     details = out["noise_sensitivity_relevant"].details
     assert details["relevant_contexts"] == [0, 1, 2]
     assert details["answer_claims"][2] == {
@@ -375,7 +376,7 @@ def test_five_metrics_cost_two_calls_per_sample_and_a_rerun_costs_none(
 def test_a_run_with_faults_on_30_percent_of_calls_scores_or_fails_every_row(
     tmp_path: Path,
 ) -> None:
-    from ragmeter.runner import evaluate
+    from ragmeter import evaluate
 
     rows = [
         {

@@ -15,11 +15,11 @@ from ragmeter.types import (
     AnalyzeRequest,
     ClaimBlock,
     Judge,
+    Premise,
     Verification,
     Verifier,
     Want,
     answer_premise,
-    split_answer_premise,
 )
 
 __all__ = [
@@ -27,9 +27,9 @@ __all__ = [
     "AnalyzeRequest",
     "ClaimBlock",
     "Judge",
+    "Premise",
     "Verification",
     "Verifier",
     "Want",
     "answer_premise",
-    "split_answer_premise",
 ]

@@ -128,7 +128,7 @@ def judged_by(
         )
 
     def script(blocks: Sequence[ClaimBlock]) -> Verification:
-        cells = [[[dict(rule(c, p)) for p in b.premises] for c in b.claims] for b in blocks]
+        cells = [[[dict(rule(c, p.text)) for p in b.premises] for c in b.claims] for b in blocks]
         support = tuple(tuple(tuple(float(x["support"]) for x in row) for row in b) for b in cells)
         return Verification(
             matrices=tuple(tuple(tuple(x >= threshold for x in row) for row in b) for b in support),

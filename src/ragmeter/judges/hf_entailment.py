@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmeter.errors import ConfigError, param
-from ragmeter.judges.base import ClaimBlock, Verification, answer_premise, split_answer_premise
+from ragmeter.judges.base import ClaimBlock, Premise, Verification, answer_premise
 from ragmeter.settings import Settings
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class NLIVerifier:
     def plan(self, blocks: Sequence[ClaimBlock]) -> _Plan:
         """The (window, claim) pairs ``blocks`` need, each once."""
         plan = _Plan()
-        windows: dict[tuple[str, int], tuple[str, ...]] = {}
+        windows: dict[tuple[Premise, int], tuple[str, ...]] = {}
         for block in blocks:
             claims = list(block.claims)
             cells: list[list[list[int]]] = [[] for _ in claims]
@@ -209,15 +209,15 @@ class NLIVerifier:
             plan.cells.append(cells)
         return plan
 
-    def _windows(self, premise: str, budget: int) -> tuple[str, ...]:
-        """Windows of ``premise``; a reference answer read with its question keeps the
-        question at the head of each window."""
-        parts = split_answer_premise(premise)
-        if parts is None or self.model.tokens(premise) <= budget:
-            return self.model.windows(premise, budget)
-        header = answer_premise(parts[0], "")
+    def _windows(self, premise: Premise, budget: int) -> tuple[str, ...]:
+        """Windows of ``premise`` as the model reads it (:meth:`Premise.as_text`); an answer
+        read with its question keeps the question at the head of each window."""
+        text = premise.as_text()
+        if premise.question is None or self.model.tokens(text) <= budget:
+            return self.model.windows(text, budget)
+        header = answer_premise(premise.question, "")
         rest = budget - self.model.tokens(header)
-        return tuple(header + w for w in self.model.windows(parts[1], rest))
+        return tuple(header + w for w in self.model.windows(premise.text, rest))
 
     def score_pairs(self, pairs: list[Pair]) -> tuple[np.ndarray, np.ndarray]:
         """Support probability of each (premise window, claim) pair, and whether it came

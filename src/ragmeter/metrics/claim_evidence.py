@@ -22,8 +22,8 @@ reference claim against the contexts, against the answer) :func:`relation` gives
 ``rests_on`` lists the premises the verdict rests on: every premise that entails the claim
 (highest support first) when it is entailed, else the one with the highest support (the
 nearest miss). ``index`` is the context's or reference's index (0 for the answer).
-``spans`` of a reference or answer read with its question (:func:`answer_premise`) are
-offsets into the reference or answer text itself; a span inside the question is dropped.
+``spans`` of a reference or answer read with its question (a :class:`Premise` with a
+question) are offsets into the reference or answer text itself (``Premise.text``).
 
 The relation's ``uncertain`` is the verdict's, not one cell's: an entailed claim is uncertain
 when every premise that entails it is uncertain (a certain one would keep it entailed); a
@@ -37,7 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.types import ClaimBlock, Verification
+from ragmeter.types import ClaimBlock, Premise, Verification
 
 __all__ = ["MAX_SPANS", "block_cells", "relation"]
 
@@ -64,9 +64,8 @@ def _support(value: Any) -> float | None:
     return round(value, 4) if math.isfinite(value) and 0.0 <= value <= 1.0 else None
 
 
-def _spans(raw: Any, length: int, offset: int) -> list[list[int]]:
-    """Valid ``[start, end)`` spans of a premise of ``length`` characters, shifted by
-    ``offset`` (the question's part of an answer premise); spans in that part are dropped."""
+def _spans(raw: Any, length: int) -> list[list[int]]:
+    """Valid ``[start, end)`` spans of a premise text of ``length`` characters."""
     out: list[list[int]] = []
     if not isinstance(raw, list | tuple):
         return out
@@ -78,14 +77,12 @@ def _spans(raw: Any, length: int, offset: int) -> list[list[int]]:
             continue
         if not 0 <= start < end <= length:
             continue
-        start, end = max(start, offset) - offset, end - offset
-        if end > start:
-            out.append([start, end])
+        out.append([start, end])
     out.sort()
     return out[:MAX_SPANS]
 
 
-def _cell(raw: Any, premise: str, offset: int, support: float | None, decided: str | None):
+def _cell(raw: Any, premise: Premise, support: float | None, decided: str | None):
     cell: Cell = {}
     given = raw if isinstance(raw, dict) else {}
     value = _support(given.get("support"))
@@ -97,7 +94,7 @@ def _cell(raw: Any, premise: str, offset: int, support: float | None, decided: s
     if by is not None:
         cell["decided_by"] = by
     if "spans" in given:
-        cell["spans"] = _spans(given["spans"], len(premise), offset)
+        cell["spans"] = _spans(given["spans"], len(premise.text))
     if isinstance(given.get("uncertain"), bool):
         cell["uncertain"] = given["uncertain"]
     return cell
@@ -123,13 +120,11 @@ def block_cells(
     block: ClaimBlock,
     *,
     support: Sequence[Sequence[float]] | None,
-    offsets: Sequence[int],
 ) -> list[list[Cell]]:
     """The cells of block ``index`` (claims × premises), each holding what is known.
 
     ``support`` is the judge's graded support when it gave one (``meta["support"]``), else
-    ``None``; ``offsets[j]`` is how many leading characters of premise ``j`` are not the text
-    its spans are reported in (the question part of an answer premise; 0 for a context).
+    ``None``.
     """
     meta = verification.meta or {}
     rows = _block_evidence(meta, index, block)
@@ -141,7 +136,6 @@ def block_cells(
                 _cell(
                     rows[i][j] if rows is not None else None,
                     premise,
-                    offsets[j],
                     _support(support[i][j]) if support is not None else None,
                     decided,
                 )

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.judges.base import Analysis, ClaimBlock, Verification, Want, answer_premise
+from ragmeter.judges.base import Analysis, ClaimBlock, Premise, Verification, Want
 from ragmeter.judges.offline.claim_split import is_noncommittal
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
@@ -334,13 +334,12 @@ class ClaimsFamily:
                     f"the sample has {len(references)}."
                 )
         question = sample.question
-        premises_a = (contexts if plan.answer_vs_contexts else ()) + (
-            tuple(answer_premise(question, r) for r in references)
-            if plan.answer_vs_references
-            else ()
+        read = tuple(map(Premise, contexts))
+        premises_a = (read if plan.answer_vs_contexts else ()) + (
+            tuple(Premise(r, question) for r in references) if plan.answer_vs_references else ()
         )
-        premises_r = (contexts if plan.reference_vs_contexts else ()) + (
-            (answer_premise(question, sample.answer or ""),) if plan.reference_vs_answer else ()
+        premises_r = (read if plan.reference_vs_contexts else ()) + (
+            (Premise(sample.answer or "", question),) if plan.reference_vs_answer else ()
         )
         blocks = [ClaimBlock(answer_claims, premises_a, question=question)]
         blocks += [ClaimBlock(claims, premises_r, question=question) for claims in reference_claims]
@@ -378,14 +377,11 @@ class ClaimsFamily:
             short_reference=bool(references)
             and reference_much_shorter(sample.answer or "", references),
         )
-        ref_texts = references if plan.answer_vs_references else ()
         cells = block_cells(
             verification,
             0,
             blocks[0],
             support=support if support_source == "judge support" else None,
-            offsets=(0,) * k
-            + tuple(len(p) - len(r) for p, r in zip(premises_a[k:], ref_texts, strict=True)),
         )
         for verdicts, row in zip(a, cells, strict=True):
             found = {}
@@ -395,7 +391,6 @@ class ClaimsFamily:
                 found["references"] = relation(verdicts[k:], row[k:], range(len(references)))
             store.answer_evidence.append({key: v for key, v in found.items() if v is not None})
         kr = len(contexts) if plan.reference_vs_contexts else 0
-        answer_offset = len(premises_r[-1]) - len(sample.answer or "") if premises_r else 0
         for r, block in enumerate(blocks[1:]):
             m = _check_matrix(verification.matrices[r + 1], block, f"reference {r + 1}'s claims")
             store.reference_in_contexts.append(
@@ -410,7 +405,6 @@ class ClaimsFamily:
                 r + 1,
                 block,
                 support=r_support if r_source == "judge support" else None,
-                offsets=(0,) * kr + ((answer_offset,) if plan.reference_vs_answer else ()),
             )
             claims_evidence = []
             for verdicts, row in zip(m, r_cells, strict=True):

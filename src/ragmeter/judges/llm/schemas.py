@@ -314,7 +314,7 @@ def plan_verify(blocks: Sequence[ClaimBlock]) -> VerifyPlan:
         if not block.claims or not block.premises:
             continue
         numbers = []
-        for text in block.premises:
+        for text in block.premise_texts():
             if text not in index:
                 premises.append(text)
                 index[text] = len(premises)

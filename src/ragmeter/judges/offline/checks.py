@@ -3,7 +3,7 @@ that only restate a question, and the cells its trained model reads.
 
 A claim is checked as itself against a context (a name given with its acronym in the form
 the context uses), and by its words beyond the question against an answer read with its
-question (``answer_premise``): the question's words earn no support.
+question (a ``Premise`` with a question): the question's words earn no support.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragmeter.judges.base import ClaimBlock, split_answer_premise
+from ragmeter.judges.base import ClaimBlock
 from ragmeter.judges.offline.features import (
     STOP_WORDS,
     ClaimText,
@@ -67,16 +67,15 @@ def plan_checks(block: ClaimBlock) -> Checks:
     """What each claim of ``block`` is checked as against each premise: itself against a
     context (a name it gives with its acronym, "Life Insurance Corporation of India (LIC)",
     in the form the context uses: :func:`as_named_in`); its words beyond the question
-    against an answer read with its question (``answer_premise``), so the question's words
+    against an answer read with its question (a ``Premise`` with one), so the question's words
     earn no support."""
     out: Checks = []
     for premise in block.premises:
-        parts = split_answer_premise(premise)
-        if parts is None:
-            out.append((premise, [as_named_in(c, premise) for c in block.claims], None))
+        text, question = premise.text, premise.question
+        if question is None:
+            out.append((text, [as_named_in(c, text) for c in block.claims], None))
         else:
-            question, answer = parts
-            out.append((answer, [beyond_question(c, question) for c in block.claims], question))
+            out.append((text, [beyond_question(c, question) for c in block.claims], question))
     return out
 
 
@@ -99,7 +98,7 @@ def restated_cells(block: ClaimBlock, checks: Checks, claims: dict[str, ClaimTex
 
 def restates_question(block: ClaimBlock) -> np.ndarray:
     """Claims × premises: True where the premise is an answer read with its question
-    (:func:`~ragmeter.judges.base.answer_premise`) and the claim says nothing beyond that
+    (a :class:`~ragmeter.types.Premise` with a question) and the claim says nothing beyond that
     question (every content word of the claim is one of the question's). Such a premise
     gives the claim no support: the question states no fact, its answer does.
     """

@@ -27,8 +27,8 @@ what the premise says about the claim's own words.
 
 Examples
 --------
->>> from ragmeter.judges.offline.features import prepare_claim
->>> premise = "Jupiter is larger than Saturn, although Saturn's rings look bigger."
+>>> from ragmeter.judges.offline.features import prepare_claim, prepare_premise
+>>> premise = prepare_premise("Jupiter is larger than Saturn, although Saturn's rings look bigger.")
 >>> conflict_features(prepare_claim("Jupiter is smaller than Saturn."), premise)
 (0.0, 1.0)
 >>> conflict_features(prepare_claim("Jupiter is not larger than Saturn."), premise)
@@ -46,7 +46,7 @@ from functools import lru_cache
 from typing import Any
 
 from ragmeter.judges.offline.features import NEGATIONS, ClaimText, PremiseText, stem
-from ragmeter.text import ANTONYM_OF, split_sentences, tokens
+from ragmeter.text import ANTONYM_OF, tokens
 
 __all__ = [
     "CONFLICT_RULE_FEATURES",
@@ -103,11 +103,12 @@ NEGATION_SCOPE = 3
 
 
 @lru_cache(maxsize=4096)
-def clauses_of(premise: str) -> tuple[Clause, ...]:
-    """The clauses of ``premise``: each sentence cut at semicolons and at a comma before a
-    conjunction ("Jupiter is larger than Saturn, although ..." gives two)."""
+def clauses_of(sentences: tuple[str, ...]) -> tuple[Clause, ...]:
+    """The clauses of a premise's ``sentences`` (``PremiseText.sentences``, split once):
+    each sentence cut at semicolons and at a comma before a conjunction ("Jupiter is larger
+    than Saturn, although ..." gives two)."""
     out = []
-    for sentence in split_sentences(premise):
+    for sentence in sentences:
         for part in _CLAUSE_RE.split(sentence):
             toks = tokens(part)
             if not toks:
@@ -134,7 +135,7 @@ def _negated_stems(toks: list[str]) -> frozenset[str]:
 
 
 def conflict_features(
-    claim: ClaimText, premise: str, names: frozenset[str] = frozenset()
+    claim: ClaimText, premise: PremiseText, names: frozenset[str] = frozenset()
 ) -> tuple[float, float]:
     """``(polarity_conflict, antonym_conflict)`` of ``claim`` against ``premise``; for the
     polarity, the claim's ``names`` (stems) are left out of the words a clause must hold
@@ -144,7 +145,7 @@ def conflict_features(
     if not full:
         return 0.0, 0.0
     content = full - names if names and full - names else full
-    clauses = clauses_of(premise)
+    clauses = clauses_of(premise.sentences)
     # a clause that holds the whole claim, or all but its subject when the clause's own
     # subject is a pronoun or "the ..." (not "Books have ..." for a claim about TV shows)
     covering = [c for c in clauses if full <= c.stems or (c.anaphoric and content <= c.stems)]

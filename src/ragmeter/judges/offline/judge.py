@@ -67,8 +67,8 @@ from ragmeter.judges.base import (
     Analysis,
     AnalyzeRequest,
     ClaimBlock,
+    Premise,
     Verification,
-    split_answer_premise,
 )
 from ragmeter.judges.offline.analysis import (
     REGEX_ENTITIES,
@@ -755,7 +755,8 @@ class OfflineJudge:
                     claim_texts[claim] = prepare_claim(claim)
                 content = claim_texts[claim].content
                 cells = []
-                for j, text in enumerate(block.premises):
+                for j, given in enumerate(block.premises):
+                    text = given.text  # spans are offsets into it
                     if text not in premises:
                         if text not in premise_texts:
                             premise_texts[text] = prepare_premise(text)
@@ -882,7 +883,6 @@ class OfflineJudge:
             evidence.append(cells)
             for j, (text, claims_as, question) in enumerate(plan):
                 premise = premise_of(text)
-                offset = len(block.premises[j]) - len(text)  # the answer ends the premise
                 spans = sentence_spans(premise)
                 for i, claim_as in enumerate(claims_as):
                     read = block.claims[i] if question is not None else claim_as
@@ -896,8 +896,7 @@ class OfflineJudge:
                     found = verbatim_span(read, text)
                     if found is not None:
                         supports[b][i, j] = 1.0
-                        span = (found[0] + offset, found[1] + offset)
-                        cells[i][j] = evidence_dict(1.0, RULE_VERBATIM, [span])
+                        cells[i][j] = evidence_dict(1.0, RULE_VERBATIM, [found])
                         continue
                     width = WINDOW_SENTENCES if question is None else ANSWER_WINDOW_SENTENCES
                     first, last = window_span(claim_of(read).content, premise, width=width)
@@ -905,11 +904,7 @@ class OfflineJudge:
                     if question is not None:
                         words = question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]
                         window = " ".join(words) + " " + window
-                    span = (
-                        (spans[first][0] + offset, spans[last - 1][1] + offset)
-                        if last > first
-                        else (offset, offset + len(text))
-                    )
+                    span = (spans[first][0], spans[last - 1][1]) if last > first else (0, len(text))
                     missing = (
                         not numbers_of(read if question is None else claim_as) <= premise.numbers
                     )
@@ -982,7 +977,7 @@ class OfflineJudge:
                         found = words[claim_text]
                         # the passage may write the claim's subject as "it" or "the town"
                         bound = frozenset(stem(n) for n in found.names) | set(found.subject)
-                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text, bound)
+                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise, bound)
                         if sentences := covering_sentences(claim, premise):
                             covered.append((b, i, j, claim_text, sentences))
                         feats[i, j, _SUBJECT] = subject_conflict(
@@ -995,7 +990,7 @@ class OfflineJudge:
                         if asked:
                             feats[i, j, _ANSWER] = answer_conflict(found, claim, asked, premise)
                     else:
-                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise_text)
+                        feats[i, j, _RULE_COLUMNS] = conflict_features(claim, premise)
                     if semantic is not None:
                         feats[i, j, _SEMANTIC] = semantic(claim_text, premise_text)
             out.append(feats)
@@ -1004,8 +999,8 @@ class OfflineJudge:
         if self._uses_model:
             wanted = [self._model_decides(f) for f in out]
             for block, want in zip(blocks, wanted, strict=True):
-                for j, premise_text in enumerate(block.premises):
-                    if _ruled_answer(premise_text) is not None:
+                for j, premise in enumerate(block.premises):
+                    if _ruled_answer(premise) is not None:
                         want[:, j] = False  # the answer reading decides these cells
             cells = gated_cells(blocks, plans, restated, claim_cache, premise_cache, wanted)
             checked = fill_nli_features(out, cells, self._model_or_load(), columns=_NLI_COLUMNS)
@@ -1125,14 +1120,14 @@ def split_verification(together: Verification, sizes: Sequence[int]) -> list[Ver
     return out
 
 
-def _ruled_answer(premise: str) -> tuple[str, str] | None:
+def _ruled_answer(premise: Premise) -> tuple[str, str] | None:
     """``(question, answer)`` when ``premise`` is a short answer read with its question that
     :func:`read_as_answer` decides (one sentence of at most :data:`ANSWER_RULE_TOKENS`),
     else None."""
-    parts = split_answer_premise(premise)
-    if parts is None or len(tokens(parts[1])) > ANSWER_RULE_TOKENS:
+    question, answer = premise.question, premise.text
+    if question is None or len(tokens(answer)) > ANSWER_RULE_TOKENS:
         return None
-    return parts if len(split_sentences(parts[1])) <= 1 else None
+    return (question, answer) if len(split_sentences(answer)) <= 1 else None
 
 
 def _answer_readings(block: ClaimBlock) -> dict[tuple[int, int], AnswerReading]:

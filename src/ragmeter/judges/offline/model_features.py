@@ -11,7 +11,7 @@ judge stays fast. A cell the model did not check has all :data:`NLI_FEATURES` at
 The model reads the claim against its evidence window (:func:`evidence_window`): the
 :data:`WINDOW_SENTENCES` consecutive premise sentences sharing most of the claim's content
 words, not the whole premise (the lexical features cover the
-whole premise). A premise that is an answer read with its question (``answer_premise``) is
+whole premise). A premise that is an answer read with its question (a ``Premise`` with one) is
 given as the question's first words followed by the answer (its best window of
 :data:`ANSWER_WINDOW_SENTENCES` sentences when longer), with the whole claim
 (the lexical features see only the claim's words beyond the question).

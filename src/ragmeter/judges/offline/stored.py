@@ -156,7 +156,7 @@ class OfflineStore:
     # -- verdicts -----------------------------------------------------------------------
 
     def block_key(self, block: ClaimBlock) -> str:
-        parts = [self._identity, _VERIFY, list(block.claims), list(block.premises)]
+        parts = [self._identity, _VERIFY, list(block.claims), list(block.premise_texts())]
         if block.question is not None:  # the verifier binds an answer's value to it
             parts.append(block.question)
         return _digest(parts)
