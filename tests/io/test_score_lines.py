@@ -11,8 +11,7 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import DataError
-from ragmeter.io.results import Expect
-from ragmeter.io.score_lines import read_score_lines
+from ragmeter.io.results import Expect, read_score_lines
 from ragmeter.results import no_details, read_run
 
 BOUNDS = Expect(bounds={"f": (0.0, 1.0)})
