@@ -21,20 +21,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "ragmeter"
 BENCH_META = ROOT / "bench" / "meta"
 
-# Known cycles, each a set of modules, to be removed by the judges/offline rework (issue 39).
-# Only cycles inside `ragmeter.judges.offline` may be listed here; empty it when they are gone.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # the judge starts worker processes whose worker builds a judge again
-    frozenset(
-        {
-            "ragmeter.judges.offline.judge",
-            "ragmeter.judges.offline.processes",
-            "ragmeter.judges.offline.worker",
-        }
-    ),
-}
-
-
 def module_files(root: Path, prefix: str) -> dict[str, Path]:
     """Each module's dotted name (`prefix.sub.mod`, a package by its own name) -> its file."""
     files: dict[str, Path] = {}
@@ -164,13 +150,7 @@ def test_cycles_finds_a_lazy_import_cycle_and_ignores_type_checking(tmp_path: Pa
 
 def test_ragmeter_has_no_import_cycle_between_modules() -> None:
     found = set(cycles(import_graph(SRC, "ragmeter")))
-    unexpected = found - KNOWN_CYCLES
-    assert not unexpected, f"import cycles (lazy imports included):\n{_shown(unexpected)}"
-
-
-def test_known_cycles_are_only_inside_the_offline_judge() -> None:
-    for cycle in KNOWN_CYCLES:
-        assert all(module.startswith("ragmeter.judges.offline.") for module in cycle), cycle
+    assert not found, f"import cycles (lazy imports included):\n{_shown(found)}"
 
 
 def test_bench_meta_scripts_have_no_import_cycle() -> None:

@@ -26,7 +26,6 @@ import contextlib
 import logging
 import os
 import pickle
-import struct
 import sys
 import tempfile
 import time
@@ -35,14 +34,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from ragmeter.judges.offline.worker import portable
+from ragmeter.judges.offline.frames import HEADER, encode_frame, portable
 
 __all__ = ["JudgeProcesses", "WorkerFailed", "worker_command"]
 
 log = logging.getLogger("ragmeter")
 T = TypeVar("T")
 
-_HEADER = struct.Struct("<Q")
 #: The module a worker process runs.
 WORKER_MODULE = "ragmeter.judges.offline.worker"
 #: Chunks sent to one worker before its reply to the first: the next chunk waits in its pipe,
@@ -117,16 +115,15 @@ class _Worker:
             self._reader = None
 
     async def send(self, value: Any) -> None:
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         stdin = self.process.stdin
         assert stdin is not None
-        stdin.write(_HEADER.pack(len(data)) + data)
+        stdin.write(encode_frame(value))
         await stdin.drain()
 
     async def receive(self) -> Any:
         stdout = self.process.stdout
         assert stdout is not None
-        (size,) = _HEADER.unpack(await stdout.readexactly(_HEADER.size))
+        (size,) = HEADER.unpack(await stdout.readexactly(HEADER.size))
         return pickle.loads(await stdout.readexactly(size))
 
     def stderr_tail(self, chars: int = 1500) -> str:

@@ -12,66 +12,33 @@ reads length-prefixed pickled frames on stdin and answers on stdout:
    ``("ok", (outcomes, model_pairs))``: one outcome per item (a value, or the exception the
    item raised) and the model pairs the chunk checked.
 
-It exits when stdin closes. Anything the libraries print goes to stderr (stdout carries the
-frames only).
+The frames are :mod:`~ragmeter.judges.offline.frames`. Nothing imports this module: the
+parent starts it by name (:data:`~ragmeter.judges.offline.processes.WORKER_MODULE`), so it
+sits above the judge it builds. It exits when stdin closes. Anything the libraries print
+goes to stderr (stdout carries the frames only).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-import struct
 import sys
-from typing import IO, Any
+from typing import IO
 
-__all__ = ["read_frame", "write_frame"]
+from ragmeter.judges.offline.frames import portable, read_frame, write_frame
+from ragmeter.judges.offline.judge import OfflineJudge
+from ragmeter.models._runtime import use_threads
 
-_HEADER = struct.Struct("<Q")
-
-
-def write_frame(stream: IO[bytes], value: Any) -> None:
-    """One pickled value, its length first."""
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def read_frame(stream: IO[bytes]) -> Any:
-    """The next value :func:`write_frame` wrote; EOFError when the stream has ended."""
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        raise EOFError
-    (size,) = _HEADER.unpack(header)
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError
-    return pickle.loads(data)
-
-
-def portable(outcome: Any) -> Any:
-    """``outcome`` as it can cross to the parent: an exception that does not pickle
-    becomes a RuntimeError with its type and message."""
-    if not isinstance(outcome, BaseException):
-        return outcome
-    try:
-        pickle.loads(pickle.dumps(outcome))
-    except Exception:
-        return RuntimeError(f"{type(outcome).__name__}: {outcome}")
-    return outcome
+__all__ = ["main", "serve"]
 
 
 def serve(source: IO[bytes], sink: IO[bytes]) -> None:
     """Build the judge from the first frame, then answer chunks until ``source`` ends."""
-    from ragmeter.models._runtime import use_threads
-
     use_threads(1)
     try:
         spec = read_frame(source)
     except EOFError:
         return
     try:
-        from ragmeter.judges.offline.judge import OfflineJudge
-
         judge = OfflineJudge(**spec)
         judge.warm_up()
     except Exception as exc:
