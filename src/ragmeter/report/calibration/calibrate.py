@@ -33,7 +33,6 @@ from ragmeter.report.calibration.label_checks import (
     labels_design,
 )
 from ragmeter.report.calibration.table import ScoreTable, details_of, row_lookup, score_table
-from ragmeter.report.load import Run
 from ragmeter.result import RunResult
 from ragmeter.scoring.calibration.claims import (
     CLAIM_METRICS,
@@ -62,7 +61,7 @@ People = dict[tuple[int, Kind, int], list[float]]
 
 
 def calibrate_run(
-    run: RunResult | ScoreTable | Run | str | os.PathLike[str],
+    run: RunResult | ScoreTable | str | os.PathLike[str],
     labels: LabelSet,
     *,
     target_width: float | None = None,

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 
 from ragmeter.report.calibration.table import ScoreTable, score_table
-from ragmeter.report.load import Run
 from ragmeter.result import RunResult
 from ragmeter.scoring.calibration import ppi
 from ragmeter.scoring.calibration.estimates import (
@@ -22,7 +21,7 @@ from ragmeter.scoring.calibration.estimates import (
 __all__ = ["compare_calibrations"]
 
 #: A run as :func:`compare_calibrations` takes it.
-AnyRun = RunResult | Run | ScoreTable | str | os.PathLike[str]
+AnyRun = RunResult | ScoreTable | str | os.PathLike[str]
 
 
 def compare_calibrations(a: AnyRun, b: AnyRun) -> dict[str, dict[str, Any]]:

@@ -1,6 +1,6 @@
 """What calibration reads of a run (:class:`ScoreTable`): every row's index, id and scores,
 the claim details of the labelled rows, and the metrics' ranges and directions; from a
-:class:`~ragmeter.result.RunResult`, a report's :class:`~ragmeter.report.load.Run`, or a
+:class:`~ragmeter.result.RunResult` or a
 results file read in one pass (:func:`read_run_for_labels`). :func:`row_lookup` finds the row
 a label names.
 """
@@ -17,17 +17,11 @@ from typing import Any
 
 from ragmeter.errors import DataError
 from ragmeter.io.labels import LabelSet
-from ragmeter.io.score_lines import read_score_lines
-from ragmeter.report.load import (
-    Column,
-    MetricInfo,
-    Run,
-    as_run,
-    infer_higher_is_better,
-    load_run,
-    read_details,
-)
-from ragmeter.result import RunResult, read_sidecar, results_expect
+from ragmeter.io.results import read_score_lines
+from ragmeter.report.load import as_run, read_details
+from ragmeter.result import Column, RunResult, read_sidecar, results_expect
+from ragmeter.results import infer_higher_is_better, no_details, read_run, specs_of
+from ragmeter.types import MetricSpec
 
 __all__ = ["ScoreTable", "details_of", "read_run_for_labels", "row_lookup", "score_table"]
 
@@ -46,24 +40,14 @@ class ScoreTable:
     source: Path | None = None
     #: The metrics as the run declared them (their specs), when known: else read from
     #: ``info``.
-    declared: dict[str, MetricInfo] | None = None
-    _metrics: dict[str, MetricInfo] | None = None
+    declared: dict[str, MetricSpec] | None = None
+    _metrics: dict[str, MetricSpec] | None = None
 
     @classmethod
     def from_result(cls, result: RunResult) -> ScoreTable:
         """A run in memory: its rows, its record, and each metric's direction and range from
         its spec."""
-        declared = {
-            name: MetricInfo(
-                name,
-                higher_is_better=spec.higher_is_better,
-                lower=spec.lower,
-                upper=spec.upper,
-                description=spec.description,
-                family=spec.family,
-            )
-            for name, spec in result.specs.items()
-        }
+        declared = dict(result.specs)
         rows = result.rows
         return cls(
             indexes=[r.index for r in rows],
@@ -71,41 +55,27 @@ class ScoreTable:
             scores=[r.scores for r in rows],
             details={pos: r.details for pos, r in enumerate(rows) if r.details},
             info=result.info,
+            source=result.results_file,
             declared=declared or None,
         )
 
-    @classmethod
-    def from_run(cls, run: Run) -> ScoreTable:
-        rows = run.rows
-        return cls(
-            indexes=[r.index for r in rows],
-            ids=[None if r.id is None else str(r.id) for r in rows],
-            scores=[r.scores for r in rows],
-            details={pos: r.details for pos, r in enumerate(rows) if r.details},
-            info=run.info,
-            source=run.source,
-            _metrics=run.metrics,
-        )
-
     @property
-    def metrics(self) -> dict[str, MetricInfo]:
+    def metrics(self) -> dict[str, MetricSpec]:
         """The run's metrics (its specs, else its record's), then any other a row scores
         (direction inferred)."""
         if self._metrics is None:
-            if self.declared is not None:
-                found = dict(self.declared)
-            else:
-                found = dict(Run(rows=(), info=self.info).metrics)
+            declared = self.declared
+            found = dict(declared) if declared is not None else specs_of(self.info, [])[0]
             for scores in self.scores:
                 for name in scores:
                     if name not in found:
-                        found[name] = MetricInfo(
-                            name, higher_is_better=infer_higher_is_better(name), inferred=True
+                        found[name] = MetricSpec(
+                            name, "", (), "", higher_is_better=infer_higher_is_better(name)
                         )
             self._metrics = found
         return self._metrics
 
-    def metric(self, name: str) -> MetricInfo:
+    def metric(self, name: str) -> MetricSpec:
         return self.metrics[name]
 
     def key(self, pos: int) -> str:
@@ -124,17 +94,16 @@ class ScoreTable:
         return out
 
 
-def score_table(run: RunResult | Run | ScoreTable | str | os.PathLike[str]) -> ScoreTable:
-    """``run`` as calibration reads it: a :class:`~ragmeter.result.RunResult`, a report's
-    :class:`~ragmeter.report.load.Run`, a results file (read without the claim details), or
-    anything with ``.rows`` and ``.info``."""
+def score_table(run: RunResult | ScoreTable | str | os.PathLike[str]) -> ScoreTable:
+    """``run`` as calibration reads it: a :class:`~ragmeter.result.RunResult`, a results file
+    (read without the claim details), or anything with ``.rows`` and ``.info``."""
     if isinstance(run, ScoreTable):
         return run
     if isinstance(run, RunResult):
         return ScoreTable.from_result(run)
     if isinstance(run, str | os.PathLike):
-        return ScoreTable.from_run(load_run(run, keep_details=False))
-    return ScoreTable.from_run(as_run(run))
+        return ScoreTable.from_result(read_run(run, details=no_details))
+    return ScoreTable.from_result(as_run(run))
 
 
 def row_lookup(run: ScoreTable, key: str | None = None) -> Callable[[str, str], int]:
@@ -199,8 +168,8 @@ def read_run_for_labels(path: str | os.PathLike[str], labels: LabelSet) -> Score
     the claim details of the rows that claim labels name (by id or index, as the labels'
     ``key`` says) only.
 
-    Lines are read by :func:`ragmeter.io.score_lines.read_score_lines`: the start of each
-    line (index, id, scores) is checked as :func:`ragmeter.report.load.load_run` checks it
+    Lines are read by :func:`ragmeter.io.results.read_score_lines`: the start of each
+    line (index, id, scores) is checked as :func:`ragmeter.results.read_run` checks it
     (scores in their metrics' ranges, indexes in the input's); a row written again by
     a resumed run counts in its last version, any other repeated index is an error; a cut-off
     last line is not a row. Only the lines of labelled rows are parsed whole.
