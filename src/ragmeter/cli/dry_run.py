@@ -1,10 +1,9 @@
-"""``ragmeter evaluate --criteria`` and ``--dry-run [--json]``: their options and the plan's
-printout (:mod:`ragmeter.runner.dry_run` makes the plan)."""
+"""``ragmeter evaluate --dry-run [--json]``: its options and the plan's printout
+(:mod:`ragmeter.runner.dry_run` makes the plan)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -14,18 +13,8 @@ from rich.markup import escape
 if TYPE_CHECKING:  # imported when a plan is printed: the CLI starts without it
     from ragmeter.runner.dry_run import DryRun
 
-__all__ = ["CriteriaOption", "DryRunOption", "JsonOption", "print_dry_run"]
+__all__ = ["DryRunOption", "JsonOption", "print_dry_run"]
 
-CriteriaOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--criteria",
-        metavar="FILE",
-        help="Your own criteria: a TOML file with one 'criteria' table per criterion (name, "
-        "question, fields, levels), each a metric the LLM judge scores, all of a row's in one "
-        "call (docs/criteria.md).",
-    ),
-]
 DryRunOption = Annotated[
     bool,
     typer.Option(

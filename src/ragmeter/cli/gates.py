@@ -80,25 +80,24 @@ def unusable_run(result: Any, gates: dict[str, float]) -> str | None:
             + (f" ({why})" if why else "")
             + ". Add it to --metrics or map the columns it needs with --column."
         )
-    causes = result.info.get("failure_causes") or {}
-    infrastructure, judged = causes.get("infrastructure", 0), causes.get("judge", 0)
-    if infrastructure:
-        first = result.info.get("first_infrastructure_failure")
-        where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
-        return (
-            f"{infrastructure} score{'s' if infrastructure != 1 else ''} failed on the judge's or "
-            f"a model's endpoint, not on the data, so the run is incomplete.{where} Rerun with "
-            "the same --out and --resume: only the failed rows are scored again."
-        )
-    if judged:  # the same rule: not the data's failure, and a resumed run asks again
-        first = result.info.get("first_judge_failure")
-        where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
-        return (
-            f"{judged} score{'s' if judged != 1 else ''} failed on the judge's replies (invalid "
-            f"after the corrective retry), not on the data, so the run is incomplete.{where} "
-            "Rerun with the same --out and --resume: only the failed rows are asked again (a "
-            "judge that keeps failing them needs another model)."
-        )
+    for cause, failed_on, again in (
+        ("infrastructure", "the judge's or a model's endpoint", "scored again"),
+        # The same rule: not the data's failure, and a resumed run asks again.
+        (
+            "judge",
+            "the judge's replies (invalid after the corrective retry)",
+            "asked again (a judge that keeps failing them needs another model)",
+        ),
+    ):
+        count = (result.info.get("failure_causes") or {}).get(cause, 0)
+        if count:
+            first = result.info.get(f"first_{cause}_failure")
+            where = f" First: row {first[0]} {first[1]}: {first[2]}" if first else ""
+            return (
+                f"{count} score{'s' if count != 1 else ''} failed on {failed_on}, not on the "
+                f"data, so the run is incomplete.{where} Rerun with the same --out and "
+                f"--resume: only the failed rows are {again}."
+            )
     summaries = list(result.summary.values())
     if summaries and all(s.count == 0 and s.undefined == 0 and s.failed > 0 for s in summaries):
         failures = first_failures(result)

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -58,10 +58,7 @@ from ragmeter.models._runtime import (
     sha256_of,
     torch_setup,
 )
-from ragmeter.settings import check_options
-
-if TYPE_CHECKING:
-    from ragmeter.settings import Settings
+from ragmeter.settings import Settings, check_options
 
 __all__ = [
     "MINILM_INT8_SHA256",
@@ -628,12 +625,13 @@ def make_embedder(spec: Any = "offline", settings: Settings | None = None) -> Em
     if spec == "offline":
         return OnnxMiniLMEmbedder()
     if spec.startswith("openai:"):
+        settings = settings if settings is not None else Settings()
         return OpenAIEmbedder(
             spec.removeprefix("openai:"),
-            base_url=getattr(settings, "base_url", None),
-            api_key=getattr(settings, "api_key", None),
-            timeout=getattr(settings, "timeout", 60.0),
-            max_retries=getattr(settings, "max_retries", 5),
-            max_no_reply=getattr(settings, "max_no_reply", DEFAULT_MAX_NO_REPLY),
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            timeout=settings.timeout,
+            max_retries=settings.max_retries,
+            max_no_reply=settings.max_no_reply,
         )
     return SentenceTransformerEmbedder(spec)
