@@ -1,4 +1,4 @@
-"""How well the offline refusal detector (``ragmeter.text.refusal``) tells refusals from answers.
+"""How well the offline refusal detector (``ragmeter.scoring.refusal``) tells refusals from answers.
 
 Data: ``bench/data/refusals.jsonl``, 362 answers written by hand for this project (CC0), each
 labelled ``answer``, ``refusal`` or ``partial`` (declines, then answers anyway), in many styles:
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragmeter.judges.offline.claim_split import is_noncommittal
-from ragmeter.text.refusal import read_refusal
+from ragmeter.scoring.refusal import read_refusal
 
 DATA = Path(__file__).parent / "data" / "refusals.jsonl"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

@@ -20,7 +20,7 @@ time with the load average (short runs' wall time swells on a machine busy with 
 CPU time much less), and the time of one normalise-and-split pass over all
 the text: the floor of any tokenising that makes a Python string per token. ragmeter's
 families go below it: a batch is tokenised at once into integer keys
-(:class:`ragmeter.text.TokenBatch`), whose time is printed too.
+(:class:`ragmeter.scoring.lexical.token_batch.TokenBatch`), whose time is printed too.
 
 Run (Unitxt lives in its own venv, ragmeter from the source tree)::
 
@@ -43,8 +43,9 @@ from typing import Any
 
 from ragmeter.metrics import lexical, retrieval
 from ragmeter.metrics.base import RunContext
+from ragmeter.scoring.lexical.token_batch import TokenBatch
 from ragmeter.scoring.statistics import Summary, summarize
-from ragmeter.text import TokenBatch, tokens
+from ragmeter.text import tokens
 from ragmeter.types import Sample
 
 LEXICAL = ("k_precision", "token_recall")
@@ -268,7 +269,7 @@ def main() -> None:
     batch_tokens, _ = _best_of(args.repeat, lambda: TokenBatch.of(texts))
     print(f"floor: lower + strip punctuation + split, all text   {floor * 1e3:9.1f} ms")
     print(f"       ragmeter.text.tokens, all text                  {floor_tokens * 1e3:9.1f} ms")
-    print(f"       ragmeter.text.TokenBatch, all text at once      {batch_tokens * 1e3:9.1f} ms")
+    print(f"       TokenBatch, all text at once                    {batch_tokens * 1e3:9.1f} ms")
 
     try:
         import unitxt

@@ -14,7 +14,7 @@ from ragmeter.metrics import lexical, retrieval
 from ragmeter.metrics.base import MetricFamily, RunContext
 from ragmeter.metrics.registry import all_specs
 from ragmeter.scoring import lexical as scoring_lexical
-from ragmeter.scoring import overlap as scoring_overlap
+from ragmeter.scoring.lexical import overlap as scoring_overlap
 from ragmeter.types import Sample, Score
 
 SAMPLE = Sample(

@@ -5,16 +5,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.scoring import batch_overlap
 from ragmeter.scoring.lexical import (
     Bag,
     Overlap,
     Tokens,
     answer_token_recall,
     batch_common,
+    batch_overlap,
     best_overlap,
     context_token_precision,
     exact_match,
+    hash_slots,
     k_precision,
     k_precision_from_counts,
     new_token_score,
@@ -23,7 +24,7 @@ from ragmeter.scoring.lexical import (
     token_precision,
     token_recall,
 )
-from ragmeter.text import TokenBatch, hash_slots
+from ragmeter.scoring.lexical.token_batch import TokenBatch
 
 
 def test_overlap_clips_repeated_tokens_to_the_smaller_count():

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.text import TokenBatch, normalize, split_sentences, tokens, tokens_for_lookup
+from ragmeter.scoring.lexical.token_batch import TokenBatch
+from ragmeter.text import normalize, split_sentences, tokens, tokens_for_lookup
 
 
 def squad_normalize(s: str) -> str:
@@ -198,7 +199,7 @@ def test_batch_handles_the_cases_where_a_byte_path_could_go_wrong(text, expected
 
 
 def test_long_tokens_whose_hashes_collide_still_get_distinct_keys(monkeypatch):
-    import ragmeter.text.batch as text_module
+    import ragmeter.scoring.lexical.token_batch as text_module
 
     monkeypatch.setattr(text_module, "_LOW_56", 0)  # every long token hashes alike
     long = ["internationalization", "internationalisation", "x" * 300, "y" * 300, "abcdefghi"]
@@ -211,7 +212,7 @@ def test_long_tokens_whose_hashes_collide_still_get_distinct_keys(monkeypatch):
 
 
 def test_long_tokens_get_exact_keys_when_every_key_lands_on_one_slot(monkeypatch):
-    import ragmeter.text.hash_slots as slots_module
+    import ragmeter.scoring.lexical.hash_slots as slots_module
 
     monkeypatch.setattr(slots_module, "_SLOT_MIX", np.uint64(0))  # linear probing does it all
     long = ["internationalization", "internationalisation", "abcdefghi", "abcdefghj", "x" * 300]

@@ -2,7 +2,7 @@
 
 ``answer_refusal`` is 1 when the answer declines or says the context does not hold the answer,
 0.5 when it declines and then answers anyway (a guess, outside knowledge, a part of what was
-asked), 0 when it answers (:mod:`ragmeter.text.refusal`). ``answerability_accuracy`` compares
+asked), 0 when it answers (:mod:`ragmeter.scoring.refusal`). ``answerability_accuracy`` compares
 that decision with the row's ``is_answerable_label``: 1 when the answer refuses an
 unanswerable question or answers an answerable one. A partial answer counts as answering
 (the reader gets something to act on): right on an answerable question, wrong on an
@@ -26,13 +26,13 @@ from ragmeter.judges.base import Judge
 from ragmeter.metrics._judged import judge_for, judge_ref, request_for, score_all
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.metrics.progress import scored
-from ragmeter.text.refusal import OTHER_LANGUAGES, RefusalReading, read_refusal
+from ragmeter.scoring.refusal import OTHER_LANGUAGES, RefusalReading, read_refusal
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "AnswerabilityFamily", "build"]
 
 FAMILY = "answerability"
-METHOD = "offline rules over the answer's text (ragmeter.text.refusal)"
+METHOD = "offline rules over the answer's text (ragmeter.scoring.refusal)"
 
 SPECS: tuple[MetricSpec, ...] = (
     MetricSpec(

@@ -1,8 +1,8 @@
 """Lexical metrics family: Unitxt's token-overlap metrics on SQuAD-normalised tokens.
 
-A batch is tokenised at once (:class:`ragmeter.text.TokenBatch`): each text once, whatever
-metrics are asked for, and the shared token counts of every (answer, context) and
-(answer, reference) pair come from one vectorised pass
+A batch is tokenised at once (:class:`~ragmeter.scoring.lexical.token_batch.TokenBatch`):
+each text once, whatever metrics are asked for, and the shared token counts of every
+(answer, context) and (answer, reference) pair come from one vectorised pass
 (:func:`ragmeter.scoring.lexical.batch_common`). Scores are built from those counts by the
 same functions the single-sample path uses, so both give identical scores, reasons and
 details. A sample with a text the batch leaves out (a token holding a control character)
@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ragmeter.metrics.base import Outcome, RunContext, check_metrics
 from ragmeter.scoring import lexical as lx
-from ragmeter.text import TokenBatch
+from ragmeter.scoring.lexical.token_batch import TokenBatch
 from ragmeter.types import MetricSpec, Sample, Score
 
 __all__ = ["SPECS", "LexicalFamily", "build"]
@@ -323,10 +323,20 @@ class _LexicalBatch:
                 ]
             columns.append(column)
         out = [dict(zip(self.metrics, row, strict=True)) for row in zip(*columns, strict=True)]
-        if all(ok):
-            return out
-        # A sample with a text the batch left out is scored alone (rare).
-        for i, sample in enumerate(samples):
+        if not all(ok):
+            self._score_left_out_alone(out, ok, starts, question_at, alone)
+        return out
+
+    def _score_left_out_alone(
+        self,
+        out: list[dict[str, Outcome]],
+        ok: list[bool],
+        starts: list[int],
+        question_at: int,
+        alone: Callable[[Sample, Sequence[str]], dict[str, Outcome]],
+    ) -> None:
+        """Score alone, in ``out``, each sample with a text the batch left out (rare)."""
+        for i, sample in enumerate(self.samples):
             first, last = starts[i], starts[i + 1]
             if (
                 not all(ok[first:last])
@@ -334,7 +344,6 @@ class _LexicalBatch:
                 or (self.use_question and not ok[question_at + i])
             ):
                 out[i] = alone(sample, self.metrics)
-        return out
 
     @staticmethod
     def _exact_match(

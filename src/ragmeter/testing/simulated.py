@@ -29,8 +29,8 @@ import math
 import re
 from typing import Any
 
+from ragmeter.scoring.refusal import read_refusal
 from ragmeter.text import NOT_NAMES, NUMBER_RE, STOP_WORDS
-from ragmeter.text.refusal import read_refusal
 
 __all__ = ["HashingEmbedder", "chat_reply", "count_tokens", "embed", "entails", "entities"]
 

@@ -3,9 +3,8 @@
 One module per job, everything importable from here:
 
 - :mod:`~ragmeter.text.squad`: SQuAD normalisation as Unitxt's token metrics use it
-  (:func:`tokens`, :func:`normalize`, :func:`tokens_for_lookup`);
-- :mod:`~ragmeter.text.batch`: the same tokens for many texts at once, with numpy, each
-  token an integer key (:class:`TokenBatch`);
+  (:func:`tokens`, :func:`normalize`, :func:`tokens_for_lookup`); the same tokens for many
+  texts at once are :class:`ragmeter.scoring.lexical.token_batch.TokenBatch`;
 - :mod:`~ragmeter.text.sentences`: :func:`split_sentences`;
 - :mod:`~ragmeter.text.words`: word lists shared across the package (:data:`ARTICLES`,
   :data:`STOP_WORDS`, :data:`NOT_NAMES`, :data:`ANTONYMS`, ...), each defined once.
@@ -13,7 +12,6 @@ One module per job, everything importable from here:
 
 from __future__ import annotations
 
-from ragmeter.text.batch import TokenBatch
 from ragmeter.text.sentences import split_sentences
 from ragmeter.text.squad import normalize, tokens, tokens_for_lookup
 from ragmeter.text.words import (
@@ -44,7 +42,6 @@ __all__ = [
     "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
-    "TokenBatch",
     "normalize",
     "split_sentences",
     "tokens",

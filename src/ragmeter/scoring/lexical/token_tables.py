@@ -1,6 +1,6 @@
 """Open-addressing hash tables of token keys, one per group, built and probed in
 vectorised numpy rounds: the lookup structure of
-:func:`ragmeter.scoring.batch_overlap.batch_common`.
+:func:`ragmeter.scoring.lexical.batch_overlap.batch_common`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.text.hash_slots import home_slots, insert_keys
+from ragmeter.scoring.lexical.hash_slots import home_slots, insert_keys
 
 __all__ = ["IntArray", "TokenTables"]
 
@@ -18,10 +18,11 @@ IntArray = npt.NDArray[np.int64]
 
 class TokenTables:
     """One open-addressing hash table of token keys per group, side by side in one
-    array, built and probed in vectorised numpy rounds (:mod:`ragmeter.text.hash_slots`;
+    array, built and probed in vectorised numpy rounds (:mod:`ragmeter.scoring.lexical.hash_slots`;
     each group's part a power of two at least four times its tokens).
 
-    Keys identify tokens (:class:`~ragmeter.text.TokenBatch`), and 0 marks an empty slot.
+    Keys identify tokens (:class:`~ragmeter.scoring.lexical.token_batch.TokenBatch`), and 0
+    marks an empty slot.
     Lookups come group after group, so each probes a small part that stays in cache.
     ``kinds[g]`` is the number of distinct tokens of group ``g``; ``counts[k]`` how often
     the ``k``-th distinct token occurs (numbered group after group).

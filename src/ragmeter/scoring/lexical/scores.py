@@ -1,7 +1,7 @@
 """Lexical scores from token counts: each value with its reason and details.
 
 The functions of :mod:`ragmeter.scoring.lexical` count shared tokens text by text; a whole
-batch counts them at once (:func:`ragmeter.scoring.batch_overlap.batch_common`). Both
+batch counts them at once (:func:`ragmeter.scoring.lexical.batch_overlap.batch_common`). Both
 build their :class:`~ragmeter.types.Score` here, so a score and its wording never depend
 on how the counts were gathered. Where Unitxt raises (an empty list of contexts or of
 reference answers) the score is undefined with a reason. The functions the docstrings
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmeter.scoring.overlap import Measure, best_index, f1_of_counts, share
+from ragmeter.scoring.lexical.overlap import Measure, best_index, f1_of_counts, share
 from ragmeter.types import Score
 
 __all__ = [

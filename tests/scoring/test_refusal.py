@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.text import refusal
-from ragmeter.text.refusal import PARTIAL_VALUE, read_refusal
+from ragmeter.scoring import refusal
+from ragmeter.scoring.refusal import PARTIAL_VALUE, read_refusal
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "refusals.jsonl"
 

@@ -2,8 +2,8 @@
 rounds: one table, or one part per group side by side in one array (linear probing inside
 each part, a power of two long). 0 marks an empty slot.
 
-Used by :class:`~ragmeter.text.TokenBatch` (which tokens share a hash) and by
-:class:`~ragmeter.scoring.token_tables.TokenTables` (each group's distinct tokens).
+Used by :class:`~ragmeter.scoring.lexical.token_batch.TokenBatch` (which tokens share a hash) and by
+:class:`~ragmeter.scoring.lexical.token_tables.TokenTables` (each group's distinct tokens).
 """
 
 from __future__ import annotations

@@ -1,19 +1,20 @@
 """Shared token counts of many text pairs at once, with numpy: no I/O, no Python loop
 over texts.
 
-A batch's texts are tokenised once into integer keys (:class:`~ragmeter.text.TokenBatch`);
-each group's prediction tokens go into a hash table
-(:class:`~ragmeter.scoring.token_tables.TokenTables`) and every lookup text's tokens are
-probed in it. The counts equal :func:`ragmeter.scoring.overlap.token_overlap` pair by
-pair; :mod:`ragmeter.scoring.lexical_scores` turns them into scores.
+A batch's texts are tokenised once into integer keys
+(:class:`~ragmeter.scoring.lexical.token_batch.TokenBatch`); each group's prediction tokens
+go into a hash table (:class:`~ragmeter.scoring.lexical.token_tables.TokenTables`) and every
+lookup text's tokens are probed in it. The counts equal
+:func:`ragmeter.scoring.lexical.overlap.token_overlap` pair by pair;
+:mod:`ragmeter.scoring.lexical.scores` turns them into scores.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.scoring.token_tables import IntArray, TokenTables
-from ragmeter.text import TokenBatch
+from ragmeter.scoring.lexical.token_batch import TokenBatch
+from ragmeter.scoring.lexical.token_tables import IntArray, TokenTables
 
 __all__ = ["batch_common"]
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ragmeter.text.hash_slots import insert_keys
+from ragmeter.scoring.lexical.hash_slots import insert_keys
 from ragmeter.text.squad import squad_tokens
 from ragmeter.text.words import ARTICLES
 

@@ -1,9 +1,9 @@
 """Token-overlap metrics, exactly as Unitxt computes them: pure functions, no I/O.
 
 This module holds the metrics, one function each. Their parts live beside it and are
-re-exported here: token bags and overlap counting (:mod:`ragmeter.scoring.overlap`),
-scores with reasons from token counts (:mod:`ragmeter.scoring.lexical_scores`) and the
-counts of a whole batch at once (:mod:`ragmeter.scoring.batch_overlap`).
+re-exported here: token bags and overlap counting (:mod:`ragmeter.scoring.lexical.overlap`),
+scores with reasons from token counts (:mod:`ragmeter.scoring.lexical.scores`) and the
+counts of a whole batch at once (:mod:`ragmeter.scoring.lexical.batch_overlap`).
 
 Texts are compared as bags of SQuAD-normalised tokens (see :func:`ragmeter.text.tokens`).
 For a prediction P and a reference R with ``c`` tokens in common (multiset intersection,
@@ -32,16 +32,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragmeter.scoring.batch_overlap import batch_common
-from ragmeter.scoring.lexical_scores import (
-    answer_token_recall_from_counts,
-    context_token_precision_from_counts,
-    exact_match_from_index,
-    k_precision_from_counts,
-    note_question_tokens,
-    reference_score_from_counts,
-)
-from ragmeter.scoring.overlap import (
+from ragmeter.scoring.lexical.batch_overlap import batch_common
+from ragmeter.scoring.lexical.overlap import (
     Bag,
     Measure,
     Overlap,
@@ -51,6 +43,14 @@ from ragmeter.scoring.overlap import (
     best_overlap,
     shared_count,
     token_overlap,
+)
+from ragmeter.scoring.lexical.scores import (
+    answer_token_recall_from_counts,
+    context_token_precision_from_counts,
+    exact_match_from_index,
+    k_precision_from_counts,
+    note_question_tokens,
+    reference_score_from_counts,
 )
 from ragmeter.types import Score
 
