@@ -13,9 +13,9 @@ import openai
 import pytest
 
 from ragmeter.errors import ConfigError, param_names
-from ragmeter.io.http import BodyTooLarge, Breaker
-from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.http import BodyTooLarge, Breaker
+from ragmeter.io.transport.retries import GaveUp, Retries, send_with_retries
+from ragmeter.io.transport.retry_policy import RetryPolicy
 
 REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
 

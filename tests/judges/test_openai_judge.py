@@ -11,7 +11,7 @@ import pytest
 
 from ragmeter.cache import JudgeCache
 from ragmeter.errors import ConfigError, JudgeError, JudgeReplyError, param_names
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest, ClaimBlock
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.testing.server import TestServer

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ragmeter.io.retry import RetryPolicy, parse_retry_after
+from ragmeter.io.transport.retry_policy import RetryPolicy, parse_retry_after
 
 
 def rng() -> random.Random:

@@ -19,7 +19,7 @@ import pytest
 
 import ragmeter
 from ragmeter.cache import JudgeCache, _checksum
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.metrics.base import Settings
 from ragmeter.testing.server import TestServer

@@ -4,8 +4,8 @@ It had no overall deadline (a reply dripping a byte every 0.5 s ran past 240 s w
 ``--timeout 2 --max-retries 1``), no cap on what it reads, each row of a batch its own retries
 after a failed batch (a silent endpoint: about 26 hours for 256 rows), and a 401 or an
 endpoint gone did not stop the run. Now it goes through the judge's HTTP plumbing
-(:mod:`ragmeter.io.http`): a deadline for each whole request, capped bodies, the retry policy,
-the no-reply breaker, and a refusal or an endpoint gone stops the run.
+(:mod:`ragmeter.io.transport.http`): a deadline for each whole request, capped bodies, the retry
+policy, the no-reply breaker, and a refusal or an endpoint gone stops the run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 
 import ragmeter
 from ragmeter.errors import EndpointError, EndpointUnavailableError
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.judges.base import Analysis
 from ragmeter.metrics.base import Settings
 from ragmeter.models.embeddings import OpenAIEmbedder

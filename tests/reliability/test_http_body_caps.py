@@ -2,8 +2,8 @@
 
 A judge reply was already read up to ``--max-reply-bytes``; an error body (status >= 400) was
 read whole by the SDK before ragmeter cut its text, so a 50 MB error body cost 760 MB. Now at
-most :data:`ragmeter.io.http.MAX_ERROR_BODY` bytes of an error body are read, by one hook that
-every OpenAI-compatible client of ragmeter (the judge's, the embedder's) is built with.
+most :data:`ragmeter.io.transport.http.MAX_ERROR_BODY` bytes of an error body are read, by one hook
+that every OpenAI-compatible client of ragmeter (the judge's, the embedder's) is built with.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from ragmeter.errors import JudgeError
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.judges.base import AnalyzeRequest
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.types import Usage
@@ -91,7 +91,7 @@ class EndlessErrorServer:
 
 @pytest.mark.timeout(60)
 def test_an_endless_error_body_is_read_only_up_to_the_cap() -> None:
-    from ragmeter.io.http import MAX_ERROR_BODY
+    from ragmeter.io.transport.http import MAX_ERROR_BODY
 
     with EndlessErrorServer(status=400) as server:
         judge = OpenAIJudge(

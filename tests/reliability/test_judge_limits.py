@@ -17,7 +17,7 @@ import pytest
 
 import ragmeter
 from ragmeter.cache import JudgeCache
-from ragmeter.io.retry import RetryPolicy, parse_retry_after
+from ragmeter.io.transport.retry_policy import RetryPolicy, parse_retry_after
 from ragmeter.judges.base import AnalyzeRequest
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.metrics.base import Settings

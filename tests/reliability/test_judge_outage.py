@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 import ragmeter
-from ragmeter.cli import unusable_run
+from ragmeter.cli.gates import unusable_run
 from ragmeter.errors import JudgeUnavailableError
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.metrics.base import Settings
-from ragmeter.report.load import load_run
+from ragmeter.results import read_run
 from ragmeter.testing.server import TestServer
 
 SRC = str(Path(ragmeter.__file__).parents[1])
@@ -94,7 +94,7 @@ def scored_lines(out: Path, expected: dict[int, Any]) -> list[int]:
 def assert_complete(out: Path, expected: dict[int, Any]) -> int:
     """``out`` read as a report reads it holds every row once, each as the reference run's;
     returns the number of lines in the file (a row scored again has two)."""
-    run = load_run(out)
+    run = read_run(out)
     assert sorted(r.index for r in run.rows) == sorted(expected)
     assert {r.index: dict(r.scores) for r in run.rows} == expected
     assert all(not r.failures for r in run.rows)

@@ -2,10 +2,10 @@
 
 Requests to judge and model endpoints: sent, in flight, answered.
 
-:func:`~ragmeter.io.http.post_json` counts each request it sends into the :class:`Activity`
-the runner installed with :func:`watching` (a context variable: the tasks a run starts see
-it), so the run's watch (:mod:`ragmeter.runner.watch`) can say that no reply came for a while
-and what is pending. Any reply counts, an error status too; a timeout or a dropped connection
+:func:`~ragmeter.io.transport.http.post_json` counts each request it sends into the
+:class:`Activity` the runner installed with :func:`watching` (a context variable: the tasks a run
+starts see it), so the run's watch (:mod:`ragmeter.runner.watch`) can say that no reply came for a
+while and what is pending. Any reply counts, an error status too; a timeout or a dropped connection
 does not.
 
 Notices: a model that does slow work once (converting itself on first use) tells the reader

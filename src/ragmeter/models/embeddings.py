@@ -14,7 +14,7 @@ Three backends behind one small protocol, :class:`Embedder`:
   its tokenizer in ``ragmeter/models/data`` and needs neither.
 - ``"openai:MODEL"``: an OpenAI-compatible ``/embeddings`` endpoint through the ``openai``
   SDK (base URL and key from the settings, else ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``),
-  with the judge's deadline, caps, retries and stops (:mod:`ragmeter.io.http`).
+  with the judge's deadline, caps, retries and stops (:mod:`ragmeter.io.transport.http`).
 
 Texts are sorted by length before batching, so a batch pads little, and returned in the
 caller's order (the offline default sorts by token count and caps a batch's tokens). Models
@@ -44,10 +44,10 @@ from ragmeter.errors import (
     keyword,
     param,
 )
-from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
 from ragmeter.io.redact import redact, redact_url, register_secret, strip_credentials, url_secrets
-from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
+from ragmeter.io.transport.retries import GaveUp, Retries, send_with_retries
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.models._runtime import (
     cached_model,
     default_threads,
@@ -374,14 +374,14 @@ class SentenceTransformerEmbedder:
 class OpenAIEmbedder:
     """An OpenAI-compatible ``/embeddings`` endpoint; rows are re-normalised here.
 
-    Requests go through the judge's HTTP plumbing (:mod:`ragmeter.io.http`): ``timeout`` is a
-    deadline for each whole request (connect, send, every byte of the reply), a reply is read
+    Requests go through the judge's HTTP plumbing (:mod:`ragmeter.io.transport.http`): ``timeout``
+    is a deadline for each whole request (connect, send, every byte of the reply), a reply is read
     up to ``max_reply_bytes`` and an error body up to
-    :data:`~ragmeter.io.http.MAX_ERROR_BODY`; retries follow ``retry_policy`` (429, 408, 5xx,
-    timeouts, dropped connections; see :mod:`ragmeter.io.retry`). An endpoint that refuses
-    (401, 403, 404), cannot be reached any more, or gave no reply at all to ``max_no_reply``
-    requests in a row raises :class:`~ragmeter.errors.EndpointUnavailableError` (then so does
-    every later call): the run stops. Any other failure after the retries raises
+    :data:`~ragmeter.io.transport.http.MAX_ERROR_BODY`; retries follow ``retry_policy`` (429, 408,
+    5xx, timeouts, dropped connections; see :mod:`ragmeter.io.transport.retry_policy`). An endpoint
+    that refuses (401, 403, 404), cannot be reached any more, or gave no reply at all to
+    ``max_no_reply`` requests in a row raises :class:`~ragmeter.errors.EndpointUnavailableError`
+    (then so does every later call): the run stops. Any other failure after the retries raises
     :class:`~ragmeter.errors.EndpointError`.
 
     Parameters
@@ -498,7 +498,7 @@ class OpenAIEmbedder:
 
     async def _request(self, client: Any, body: dict[str, Any]) -> Any:
         """One ``/embeddings`` request, sent again as
-        :func:`~ragmeter.io.request_retries.send_with_retries` says; the reply's JSON."""
+        :func:`~ragmeter.io.transport.retries.send_with_retries` says; the reply's JSON."""
 
         async def send() -> Any:
             if self._unavailable is not None:

@@ -15,11 +15,11 @@ a reply past a cap, at once and uncached: more than ``max_reply_bytes`` (the bod
 the cap, never further), or more than ``max_claims`` claims in one answer.
 
 ``timeout`` is a deadline for each whole request (connect, send, every byte of the reply); at
-most :data:`~ragmeter.io.http.MAX_ERROR_BODY` bytes of an error body are read (the HTTP
-plumbing is :mod:`ragmeter.io.http`'s, shared with the embedder's client).
-Retries (see :mod:`ragmeter.io.retry`): 429 honours ``Retry-After``; 408, 5xx, timeouts and
-dropped connections back off exponentially with jitter; other 4xx fail at once. A judge that
-refuses (401, 403, 404), whose endpoint stops accepting connections, or that gave no reply at
+most :data:`~ragmeter.io.transport.http.MAX_ERROR_BODY` bytes of an error body are read (the HTTP
+plumbing is :mod:`ragmeter.io.transport.http`'s, shared with the embedder's client).
+Retries (see :mod:`ragmeter.io.transport.retry_policy`): 429 honours ``Retry-After``; 408, 5xx,
+timeouts and dropped connections back off exponentially with jitter; other 4xx fail at once. A judge
+that refuses (401, 403, 404), whose endpoint stops accepting connections, or that gave no reply at
 all to ``max_no_reply`` requests in a row (timeouts, dropped connections; across rows) raises
 :class:`JudgeUnavailableError`, and so does every later request of this judge: the run stops
 instead of failing each remaining row the same way. One semaphore bounds the requests in
@@ -53,7 +53,6 @@ from ragmeter.errors import (
     keyword,
     param,
 )
-from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
 from ragmeter.io.redact import (
     redact,
     redact_url,
@@ -61,8 +60,9 @@ from ragmeter.io.redact import (
     strip_credentials,
     url_secrets,
 )
-from ragmeter.io.request_retries import GaveUp, Retries, send_with_retries
-from ragmeter.io.retry import RetryPolicy
+from ragmeter.io.transport.http import DEFAULT_MAX_NO_REPLY, REFUSALS, openai_http_client, post_json
+from ragmeter.io.transport.retries import GaveUp, Retries, send_with_retries
+from ragmeter.io.transport.retry_policy import RetryPolicy
 from ragmeter.judges.base import Analysis, AnalyzeRequest, ClaimBlock, Verification
 from ragmeter.judges.llm import criteria as C
 from ragmeter.judges.llm import schemas as S
@@ -309,7 +309,7 @@ class OpenAIJudge:
 
     async def _request(self, messages: list[dict[str, str]], name: str, schema: dict) -> str:
         """One chat completion, sent again as
-        :func:`~ragmeter.io.request_retries.send_with_retries` says; returns the reply text
+        :func:`~ragmeter.io.transport.retries.send_with_retries` says; returns the reply text
         (possibly invalid). Inside :meth:`_complete`, the concurrency slot of the try that got
         the reply stays held until ``_complete`` has stored the reply or dropped it."""
         semaphore, client = self._bind()

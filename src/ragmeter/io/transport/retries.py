@@ -2,11 +2,12 @@
 up: the loop the judge's and the embedder's clients share.
 
 The loop decides what a failure is and what follows: a reply past its cap
-(:class:`~ragmeter.io.http.BodyTooLarge`) gives up at once; a reply with an error status
+(:class:`~ragmeter.io.transport.http.BodyTooLarge`) gives up at once; a reply with an error status
 or none at all (a timeout, a connection refused or dropped) is retried as the
-:class:`~ragmeter.io.retry.RetryPolicy` says (``Retry-After``, backoff with jitter, waited
-with the client's ``sleep``, which tests replace); the :class:`~ragmeter.io.http.Breaker`
-counts requests in a row without a reply and gives up at its limit.
+:class:`~ragmeter.io.transport.retry_policy.RetryPolicy` says (``Retry-After``, backoff with jitter,
+waited with the client's ``sleep``, which tests replace); the
+:class:`~ragmeter.io.transport.http.Breaker` counts requests in a row without a reply and gives up
+at its limit.
 
 The client decides what is sent (its semaphore, its own "the endpoint is gone" check), how
 an error status is worded, whether a status means "send again at once" (the judge steps its
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Literal, TypeVar
 
-from ragmeter.io.http import DEFAULT_MAX_NO_REPLY, BodyTooLarge, Breaker, no_reply_problem
-from ragmeter.io.retry import FailureKind, RetryPolicy, parse_retry_after
+from ragmeter.io.transport.http import DEFAULT_MAX_NO_REPLY, BodyTooLarge, Breaker, no_reply_problem
+from ragmeter.io.transport.retry_policy import FailureKind, RetryPolicy, parse_retry_after
 from ragmeter.settings import check_options
 
 __all__ = ["GaveUp", "Reason", "Retries", "send_with_retries"]
@@ -105,9 +106,9 @@ async def send_with_retries(
     Parameters
     ----------
     send : callable
-        One attempt: the request, through :func:`~ragmeter.io.http.post_json`. An exception
-        other than the openai SDK's status and connection errors, :class:`TimeoutError` and
-        :class:`~ragmeter.io.http.BodyTooLarge` goes through untouched.
+        One attempt: the request, through :func:`~ragmeter.io.transport.http.post_json`. An
+        exception other than the openai SDK's status and connection errors, :class:`TimeoutError`
+        and :class:`~ragmeter.io.transport.http.BodyTooLarge` goes through untouched.
     retries : Retries
         The client's retry policy, no-reply breaker, deadline, jitter and sleep.
     status_problem : callable

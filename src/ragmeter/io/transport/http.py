@@ -13,7 +13,7 @@ one way to build the client, one cap on what is read of a body, one deadline, on
 - :class:`Breaker`: counts requests in a row that got no reply at all, across rows; at its
   limit the client stops the run instead of trying every remaining row.
 
-Retries and their waits are :mod:`ragmeter.io.retry`'s.
+Retries and their waits are :mod:`ragmeter.io.transport.retry_policy`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from ragmeter.io.activity import current_activity
-from ragmeter.io.retry import FailureKind
+from ragmeter.io.transport.retry_policy import FailureKind
 
 __all__ = [
     "DEFAULT_MAX_NO_REPLY",
