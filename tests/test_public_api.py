@@ -28,7 +28,6 @@ PUBLIC = {
     "aevaluate",
     "calibrate",
     "evaluate",
-    "finish_run",
     "list_metrics",
     "metric",
 }

@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 
 import ragmeter
 from ragmeter.cli import app
-from ragmeter.engines.ray_engine import run_ray, worker_concurrency
+from ragmeter.engines import RayEngine
+from ragmeter.engines.ray_engine import worker_concurrency
 from ragmeter.errors import ConfigError
-from ragmeter.report.load import load_run
 from ragmeter.result import sidecar_path
+from ragmeter.results import read_run
 
 #: A stalled Ray pipeline (say, actors holding every CPU) fails the test instead of the suite.
 pytestmark = pytest.mark.timeout(300)
@@ -89,11 +90,11 @@ def _jsonl_with_problems(path: Path) -> Path:
     return path
 
 
-def _compare(tmp_path: Path, data: Path, **ray_kwargs) -> tuple[list[str], ragmeter.RunResult]:
+def _compare(tmp_path: Path, data: Path, engine: RayEngine) -> tuple[list[str], ragmeter.RunResult]:
     local_out, ray_out = tmp_path / "local.jsonl", tmp_path / "ray.jsonl"
     local = ragmeter.evaluate(data, METRICS, out=local_out, progress=False, settings=FRESH)
-    result = run_ray(
-        data, METRICS, out=ray_out, progress=False, keep_rows=True, settings=FRESH, **ray_kwargs
+    result = ragmeter.evaluate(
+        data, METRICS, out=ray_out, progress=False, keep_rows=True, settings=FRESH, engine=engine
     )
     local_lines = local_out.read_text(encoding="utf-8").splitlines()
     ray_lines = ray_out.read_text(encoding="utf-8").splitlines()
@@ -115,7 +116,7 @@ def _compare(tmp_path: Path, data: Path, **ray_kwargs) -> tuple[list[str], ragme
 
 def test_jsonl_rows_and_summaries_match_the_local_engine_row_by_row(local_ray, tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
-    lines, result = _compare(tmp_path, data, num_workers=2)
+    lines, result = _compare(tmp_path, data, RayEngine(num_workers=2))
     assert result.info["engine"]["workers"] == 2
     rows = [json.loads(line) for line in lines]
     assert [r["index"] for r in rows] == list(range(len(rows)))
@@ -135,7 +136,7 @@ def test_parquet_and_csv_inputs_match_the_local_engine(local_ray, tmp_path):
     parquet = tmp_path / "data.parquet"
     pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=16)
     (tmp_path / "pq").mkdir()
-    _compare(tmp_path / "pq", parquet, num_workers=2)
+    _compare(tmp_path / "pq", parquet, RayEngine(num_workers=2))
 
     csv_path = tmp_path / "data.csv"
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
@@ -146,7 +147,21 @@ def test_parquet_and_csv_inputs_match_the_local_engine(local_ray, tmp_path):
                 {k: json.dumps(v) if not isinstance(v, str) else v for k, v in row.items()}
             )
     (tmp_path / "csv").mkdir()
-    _compare(tmp_path / "csv", csv_path, num_workers=1)
+    _compare(tmp_path / "csv", csv_path, RayEngine(num_workers=1))
+
+
+def _resume_on_ray(data: Path, out: Path) -> ragmeter.RunResult:
+    """``out`` resumed on two Ray workers, its rows streamed (not kept)."""
+    return ragmeter.evaluate(
+        data,
+        METRICS,
+        out=out,
+        resume=True,
+        engine=RayEngine(num_workers=2),
+        progress=False,
+        settings=FRESH,
+        keep_rows=False,
+    )
 
 
 def test_resume_writes_only_the_missing_rows(local_ray, tmp_path):
@@ -157,9 +172,7 @@ def test_resume_writes_only_the_missing_rows(local_ray, tmp_path):
     out = tmp_path / "out.jsonl"
     out.write_text("".join(lines[:17]) + lines[17][:25], encoding="utf-8")  # torn last line
     sidecar_path(out).write_text(sidecar_path(full).read_text())  # as a killed run leaves it
-    result = run_ray(
-        data, METRICS, out=out, resume=True, num_workers=2, progress=False, settings=FRESH
-    )
+    result = _resume_on_ray(data, out)
     assert out.read_bytes() == full.read_bytes()
     assert result.info["n_rows"] == len(lines)
     assert {k: s.as_dict() for k, s in result.summary.items()} == {
@@ -172,16 +185,35 @@ def test_resume_on_ray_computes_metrics_added_since_the_first_run(local_ray, tmp
     expected = ragmeter.evaluate(data, METRICS, progress=False, settings=FRESH)
     out = tmp_path / "out.jsonl"
     ragmeter.evaluate(data, METRICS[:2], out=out, progress=False, settings=FRESH)
-    result = run_ray(
-        data, METRICS, out=out, resume=True, num_workers=2, progress=False, settings=FRESH
-    )
+    result = _resume_on_ray(data, out)
     assert {k: s.as_dict() for k, s in result.summary.items()} == {
         k: s.as_dict() for k, s in expected.summary.items()
     }
     # Each row is written again with every metric; a report reads each row once, the last.
-    rows = load_run(out).rows
+    rows = read_run(out).rows
     assert len(rows) == len(expected.rows) and len(out.read_text().splitlines()) == 2 * len(rows)
     assert {r.index: dict(r.scores) for r in rows} == {r.index: r.scores for r in expected.rows}
+
+
+def test_evaluate_on_ray_writes_the_report_and_reports_rows_to_a_progress_function(
+    local_ray, tmp_path
+):
+    """The one pipeline: ``engine="ray"`` gets what follows a run (the report) and the
+    progress function, as the local engine."""
+    data = _jsonl_with_problems(tmp_path / "data.jsonl")
+    seen: list[tuple[int, int | None]] = []
+    result = ragmeter.evaluate(
+        data,
+        ["k_precision", "mrr"],
+        engine="ray",
+        out=tmp_path / "ray.jsonl",
+        report=tmp_path / "report.html",
+        progress=lambda done, total: seen.append((done, total)),
+        settings=FRESH,
+    )
+    assert result.info["engine"]["name"] == "ray"
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!")
+    assert seen and seen[-1][0] == result.info["n_rows"] == len(result.rows)
 
 
 def test_cli_engine_ray_writes_the_local_engines_rows(local_ray, tmp_path):
@@ -210,13 +242,13 @@ def test_cli_rejects_ray_options_without_the_ray_engine(tmp_path):
 
 def test_in_memory_data_is_refused_with_a_pointer_to_the_local_engine():
     with pytest.raises(ConfigError, match="local engine"):
-        run_ray([{"answer": "a", "contexts": ["a"]}], ["k_precision"])
+        ragmeter.evaluate([{"answer": "a", "contexts": ["a"]}], ["k_precision"], engine="ray")
 
 
 def test_bad_worker_count_is_refused_before_any_work(tmp_path):
     data = _jsonl_with_problems(tmp_path / "data.jsonl")
     with pytest.raises(ConfigError, match="'num_workers' option must be >= 1. Got 0"):
-        run_ray(data, ["mrr"], num_workers=0)
+        ragmeter.evaluate(data, ["mrr"], engine=RayEngine(num_workers=0))
 
 
 @pytest.mark.parametrize(

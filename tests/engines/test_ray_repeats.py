@@ -23,7 +23,7 @@ ROWS = [
 
 def test_the_ray_engine_records_the_judges_noise_as_the_local_engine(tmp_path):
     pytest.importorskip("ray.data", reason="Ray Data is not installed: pip install 'ragmeter[ray]'")
-    from ragmeter.engines.ray_engine import run_ray
+    from ragmeter.engines import RayEngine
 
     data = tmp_path / "in.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
@@ -36,12 +36,12 @@ def test_the_ray_engine_records_the_judges_noise_as_the_local_engine(tmp_path):
             repeats=2,
         )
         local = ragmeter.evaluate(str(data), ["faithfulness"], settings=settings, progress=False)
-        ray_run = run_ray(
+        ray_run = ragmeter.evaluate(
             data,
             ["faithfulness"],
             settings=settings,
             out=tmp_path / "out.jsonl",
-            num_workers=1,
+            engine=RayEngine(num_workers=1),
             progress=False,
         )
     assert ray_run.info["judge_noise"] == local.info["judge_noise"]

@@ -15,7 +15,7 @@ import pytest
 
 from ragmeter.io.activity import notice, noting
 from ragmeter.metrics import context_relevance
-from ragmeter.runner.core import aevaluate
+from ragmeter.runner.pipeline import score_data
 
 pytest.importorskip("gguf")
 pytest.importorskip("onnx")
@@ -70,8 +70,8 @@ def test_the_run_shows_a_models_note_on_stderr_off_a_terminal(
         context_relevance, "load_question_likelihood", lambda *a, **k: ConvertingScorer()
     )
     rows: list[dict[str, Any]] = [{"question": "q?", "contexts": ["a"]}]
-    asyncio.run(aevaluate(rows, ["context_relevance"], progress=None))
+    asyncio.run(score_data(rows, ["context_relevance"], progress=None))
     assert "Converting a model to ONNX, once (about 1.1 GB" in capsys.readouterr().err
     # progress=False (--quiet): no note.
-    asyncio.run(aevaluate(rows, ["context_relevance"], progress=False))
+    asyncio.run(score_data(rows, ["context_relevance"], progress=False))
     assert "Converting" not in capsys.readouterr().err

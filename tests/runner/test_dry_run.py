@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ragmeter import evaluate
 from ragmeter.cli import app
 from ragmeter.config.criteria import Criterion
 from ragmeter.errors import ModelUnavailableError
-from ragmeter.runner import evaluate
 from ragmeter.runner.dry_run import ESTIMATE, plan_run
 from ragmeter.settings import Settings
 from ragmeter.testing.server import TestServer

@@ -192,7 +192,7 @@ def test_evaluate_runs_in_a_notebook_cell_where_the_kernel_runs_a_loop(
 ) -> None:
     import asyncio
 
-    from ragmeter.runner import core as runner
+    from ragmeter.runner import pipeline as runner
 
     monkeypatch.setattr(runner, "in_notebook", lambda: True)
     data = [{"answer": "cat dog", "contexts": ["cat"]}]

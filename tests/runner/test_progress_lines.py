@@ -20,8 +20,8 @@ import pytest
 from ragmeter.metrics import context_relevance
 from ragmeter.metrics.base import Settings
 from ragmeter.runner import core
-from ragmeter.runner.core import aevaluate
 from ragmeter.runner.pace import Pace
+from ragmeter.runner.pipeline import score_data
 from ragmeter.runner.watch import Clock
 
 CLOCK = r"\d:\d\d:\d\d"
@@ -66,7 +66,7 @@ def test_off_a_terminal_a_run_writes_a_line_a_minute_with_rate_and_eta(
         context_relevance, "load_question_likelihood", lambda *a, **k: MinuteScorer(time)
     )
     asyncio.run(
-        aevaluate(
+        score_data(
             rows(24),
             ["context_relevance"],
             settings=Settings(batch_size=64),
@@ -87,7 +87,7 @@ def test_a_short_run_off_a_terminal_writes_no_progress_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     data = [{"answer": "a", "contexts": ["a"]}] * 3
-    asyncio.run(aevaluate(data, ["k_precision"], progress=None))
+    asyncio.run(score_data(data, ["k_precision"], progress=None))
     assert "scoring" not in capsys.readouterr().err
 
 

@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 import ragmeter
 from ragmeter.cli import app
 from ragmeter.result import sidecar_path
-from ragmeter.runner import Accumulator, accumulator
-from ragmeter.runner import core as runner
+from ragmeter.runner import Accumulator, accumulator, pipeline
 from ragmeter.scoring.statistics import summarize
 from ragmeter.types import RowResult
 
@@ -74,7 +73,7 @@ def test_run_without_keeping_rows_gives_the_same_summaries_and_file(tmp_path, mo
 def test_cli_with_out_does_not_keep_rows(tmp_path, monkeypatch):
     data = _write_rows(tmp_path / "data.jsonl", 400)
     seen: list[bool] = []
-    original = runner.aevaluate
+    original = pipeline.score_data
 
     async def spy(*args, **kwargs):
         seen.append(kwargs["keep_rows"])
@@ -82,7 +81,7 @@ def test_cli_with_out_does_not_keep_rows(tmp_path, monkeypatch):
         seen.append(len(result.rows))
         return result
 
-    monkeypatch.setattr(runner, "aevaluate", spy)
+    monkeypatch.setattr(pipeline, "score_data", spy)
     out = tmp_path / "out.jsonl"
     res = CliRunner().invoke(
         app, ["evaluate", str(data), "-m", ",".join(METRICS), "--out", str(out), "-q"]
@@ -96,13 +95,13 @@ def test_cli_with_out_does_not_keep_rows(tmp_path, monkeypatch):
 def test_cli_without_out_keeps_rows_to_print_failures(tmp_path, monkeypatch):
     data = _write_rows(tmp_path / "data.jsonl", 30)
     seen: list[bool] = []
-    original = runner.aevaluate
+    original = pipeline.score_data
 
     async def spy(*args, **kwargs):
         seen.append(kwargs["keep_rows"])
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "aevaluate", spy)
+    monkeypatch.setattr(pipeline, "score_data", spy)
     res = CliRunner().invoke(app, ["evaluate", str(data), "-m", "k_precision", "-q"])
     assert res.exit_code == 0, res.output
     assert seen == [True]

@@ -20,7 +20,7 @@ import pytest
 from ragmeter.errors import DeadlineError
 from ragmeter.io.activity import Activity
 from ragmeter.metrics.base import Settings
-from ragmeter.runner.core import aevaluate
+from ragmeter.runner.pipeline import score_data
 from ragmeter.runner.watch import Clock, Watch
 from ragmeter.testing.server import TestServer
 
@@ -101,7 +101,7 @@ def test_a_silent_judge_is_warned_about_then_the_deadline_stops_the_run_keeping_
     out = tmp_path / "out.jsonl"
     with caplog.at_level(logging.WARNING, logger="ragmeter"), pytest.raises(DeadlineError) as info:
         asyncio.run(
-            aevaluate(
+            score_data(
                 rows(3),
                 ["faithfulness"],
                 settings=settings,
@@ -142,7 +142,7 @@ def test_the_deadline_keeps_the_rows_scored_before_it(tmp_path: Path) -> None:
         out = tmp_path / "out.jsonl"
         with pytest.raises(DeadlineError, match="scored rows are in"):
             asyncio.run(
-                aevaluate(
+                score_data(
                     rows(20),
                     ["faithfulness"],
                     settings=settings,

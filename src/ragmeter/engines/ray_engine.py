@@ -1,6 +1,8 @@
-"""The local engine's evaluation as a Ray Data pipeline (``pip install 'ragmeter[ray]'``).
+"""The Ray engine: a run's batches scored by a Ray Data pipeline (``pip install 'ragmeter[ray]'``).
 
-::
+``ragmeter.evaluate(path, engine="ray")`` (or ``engine=RayEngine(address=..., num_workers=...)``)
+sets the run up as on the local engine (outputs checked, rows opened, plan, resume, the
+results file and its run record: :mod:`ragmeter.runner`); this engine only scores::
 
     read  JSONL: read_text (one row per line, parsed as the local reader parses it)
           Parquet: read_parquet;  CSV: read_csv (every cell read as text, as csv.DictReader)
@@ -9,9 +11,10 @@
           each actor builds the plan's families once and scores each batch with the runner's
           BatchScorer; judge calls are async inside the actor, bounded by its share of
           ``max_concurrency``
-      ->  the driver takes the results in input order (``preserve_order``), numbers the rows,
-          appends them to ``out`` in the local engine's row format, and accumulates the
-          scores with the local engine's accumulators (flat memory, same summaries).
+      ->  the driver takes the results in input order (``preserve_order``), numbers the rows
+          and hands them to the runner as lines and columns of scores (a ``ScoredBatch``):
+          the runner appends them to ``out`` and counts them in the local engine's
+          accumulators (flat memory, same summaries).
 
 The driver numbers rows because no worker knows a row's global position: actors write a
 placeholder where a failure message names the row ("line 12") and the driver fills it in.
@@ -21,45 +24,35 @@ Rows and summaries are therefore identical to the local engine's on the same fil
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import json
 import logging
 import os
+import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from ragmeter.errors import (
-    ConfigError,
-    RagmeterError,
-    UnavailableError,
-    current_param_names,
-    param,
-    param_names,
-)
+from ragmeter.errors import ConfigError, RagmeterError, current_param_names, param, param_names
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.paths import ReplacingWriter
-from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row, open_rows
+from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.result import RunResult, json_record, write_sidecar
-from ragmeter.runner import (
-    BatchScorer,
-    Plan,
-    Runner,
-    check_run_outputs,
-    make_result,
-    stopped_message,
-)
+from ragmeter.result import RunResult, json_record
+from ragmeter.runner import BatchScorer, Plan, Runner, ScoreColumn, ScoredBatch, run_sync
+from ragmeter.runner.pipeline import prepare_run
+from ragmeter.runner.progress import Progress
 from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
 
-__all__ = ["run_ray", "worker_concurrency"]
+__all__ = ["RayEngine", "run_ray", "worker_concurrency"]
+
+T = TypeVar("T")
 
 #: Stands for the row's position in failure messages until the driver knows it.
 WHERE = "@@ragmeter-where@@"
@@ -78,6 +71,8 @@ _ENV_PASSED = (
     "HF_HOME",
     "RAY_USAGE_STATS_ENABLED",
 )
+#: What a row's line holds when its counts need more than its scores: it is parsed.
+_COUNTED = ('"failure_causes":', '"verdict_count":', '"refused":', '"repeats":')
 _USAGE_INTS = (
     "calls",
     "cache_hits",
@@ -238,6 +233,145 @@ class _ScoreBatches:
         return json.dumps({**delta, "cost": cost})
 
 
+@dataclass(frozen=True, slots=True)
+class RayEngine:
+    """Score a run on Ray: ``ragmeter.evaluate(path, engine=RayEngine(...))``.
+
+    ``address``: an existing cluster (``"ray://host:10001"`` or ``"auto"``); by default a
+    local Ray instance is started (or the one this process already started is used).
+    ``num_workers``: scoring actors, by default one per CPU of the cluster; each gets
+    ``max_concurrency // num_workers`` judge calls in flight (at least one).
+
+    The input must be a JSONL, JSON, CSV or Parquet file that every worker can read (on a
+    real cluster: a shared file system). On resume the rows already in ``out`` are still read
+    and scored by the cluster (with a judge, their calls come from the cache) and not written
+    again; rows that lack metrics added since are written again in full. Ray Data's progress
+    bars show as ``progress`` asks (by default only on a terminal).
+    """
+
+    address: str | None = None
+    num_workers: int | None = None
+    own_bars: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        workers = self.num_workers
+        if workers is not None and (isinstance(workers, bool) or workers < 1):
+            option = param("num_workers", "The 'num_workers' option")
+            raise ConfigError(f"{option} must be >= 1. Got {workers!r}.")
+
+    def check(self, data: Any, settings: Settings, *, streamed: bool) -> None:
+        """A file, no criteria, results to a file, and Ray Data installed."""
+        local = param("local_engine", "ragmeter.evaluate(engine='local')")
+        if not isinstance(data, str | os.PathLike):
+            raise ConfigError(
+                "The Ray engine reads files, so that every worker reads its own share. Got "
+                f"{type(data).__name__}. Save the data as JSONL or Parquet and pass the path, "
+                f"or run it on the local engine ({local})."
+            )
+        if settings.criteria:
+            raise ConfigError(
+                f"Criteria ({param('criteria')}) run on the local engine only ({local}): run "
+                "them in a separate local run."
+            )
+        if streamed:
+            raise ConfigError(
+                f"The Ray engine writes its results to a file: give {param('out')} a path."
+            )
+        try:
+            import ray.data  # noqa: F401  # fails without the [data] extra
+        except ImportError:
+            raise ConfigError(
+                f"{param('ray_engine', 'The Ray engine')} needs Ray Data, which is not "
+                "installed. Install it with: pip install 'ragmeter[ray]'."
+            ) from None
+
+    async def scored(self, runner: Runner, display: Progress | None) -> AsyncIterator[ScoredBatch]:
+        """The input read and scored by the cluster's actors, numbered here in input order."""
+        import ray
+        import ray.data
+
+        path = Path(runner.data)
+        fmt = SUFFIXES[path.suffix.lower()]
+        started_ray = _connect(ray, self.address, self.num_workers)
+        data_ctx = ray.data.DataContext.get_current()
+        saved = (data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars)
+        try:
+            cpus = float(ray.cluster_resources().get("CPU", 1.0))
+            workers = self.num_workers or max(1, int(cpus))
+            runner.engine_record = {"name": "ray", "workers": workers, "address": self.address}
+            data_ctx.execution_options.preserve_order = True  # results come in input order
+            data_ctx.enable_progress_bars = _want_progress(runner.progress)
+            scored = _read(ray, path, fmt, runner.source).map_batches(
+                _ScoreBatches,
+                fn_constructor_args=(_job(runner, fmt, path.name, workers),),
+                batch_format="pyarrow",
+                batch_size=runner.ctx.settings.batch_size,
+                compute=ray.data.ActorPoolStrategy(size=workers),
+                num_cpus=_actor_cpus(cpus, workers),
+                runtime_env=_runtime_env(),
+            )
+            batches = scored.iter_batches(
+                batch_size=None, batch_format="pyarrow", prefetch_batches=2
+            )
+            numbering = _Numbering(fmt, done=runner.skip, keep_rows=runner.keep_rows)
+            async for batch in _in_a_thread(iter(batches)):
+                rows = numbering.scored(batch, [spec.name for spec in runner.plan.specs])
+                if display is not None:
+                    display.advance(len(rows.lines))
+                yield rows
+            runner.input_rows = numbering.next_index
+        except Exception as exc:
+            cause = _ragmeter_cause(exc)
+            if cause is not None:
+                raise cause from exc
+            raise
+        finally:
+            data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars = saved
+            if started_ray:
+                ray.shutdown()
+
+
+def _job(runner: Runner, fmt: str, name: str, workers: int) -> _Job:
+    """What each actor needs: the plan's metrics, the settings with its share of the
+    concurrency, how errors name parameters."""
+    settings = runner.ctx.settings
+    if workers > settings.max_concurrency:
+        log.warning(
+            "%d workers but max_concurrency %d: each worker still gets 1 judge call in "
+            "flight, %d in all.",
+            workers,
+            settings.max_concurrency,
+            workers,
+        )
+    per_worker = worker_concurrency(settings.max_concurrency, workers)
+    specs = runner.plan.specs
+    return _Job(
+        metrics=tuple(s.name for s in specs),
+        column_map=runner.cmap,
+        settings=_worker_settings(settings, per_worker),
+        fmt=fmt,
+        name=name,
+        python_metrics=tuple(
+            registry.defined(s.name) for s in specs if s.family == registry.PYTHON_FAMILY
+        ),
+        names=current_param_names(),
+    )
+
+
+async def _in_a_thread(items: Iterator[T]) -> AsyncIterator[T]:
+    """``items`` taken one by one in a thread of their own (Ray's iterator blocks), so that
+    the event loop (the run's watch, the caller's tasks) goes on meanwhile."""
+    loop = asyncio.get_running_loop()
+    pool = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-ray")
+    end = object()
+    try:
+        while (item := await loop.run_in_executor(pool, next, items, end)) is not end:
+            yield item  # type: ignore[misc]
+    finally:
+        # A stop does not wait for the batch being taken: shutting Ray down ends it.
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 def run_ray(
     data_path: str | os.PathLike[str],
     metrics: Sequence[str] | str | None = None,
@@ -253,163 +387,21 @@ def run_ray(
     outputs: Mapping[str, Any] | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Evaluate the file ``data_path`` on Ray; rows and summaries as :func:`ragmeter.evaluate`.
-
-    Parameters
-    ----------
-    data_path : path
-        A JSONL, JSON, CSV or Parquet file that every Ray worker can read (on a real
-        cluster: a shared file system). In-memory data runs only on the local engine.
-    metrics, column_map, settings
-        As for :func:`ragmeter.evaluate`.
-    out : path, optional
-        Results JSONL (input order, the local engine's row format) and ``<out>.run.json``.
-    address : str, optional
-        An existing cluster (``"ray://host:10001"`` or ``"auto"``). By default a local Ray
-        instance is started (or the one this process already started is used).
-    num_workers : int, optional
-        Scoring actors; by default one per CPU of the cluster. Each gets
-        ``max_concurrency // num_workers`` judge calls in flight (at least one).
-    resume : bool
-        Keep the rows already in ``out`` and write only the others (those rows are still
-        read and scored by the cluster; with a judge their calls come from the cache).
-    keep_rows : bool
-        Also return every row in ``RunResult.rows`` (memory grows with the data).
-    outputs : mapping, optional
-        Other files the caller writes after the run (``{"report": path}``), checked with
-        ``out`` and the cache before anything runs.
-    inputs : mapping, optional
-        Other files the caller reads (``{"labels": path}``): no output may be one of them.
-    progress : bool, optional
-        Ray Data's progress bars; by default only on a terminal.
-    """
-    if not isinstance(data_path, str | os.PathLike):
-        raise ConfigError(
-            "The Ray engine reads files, so that every worker reads its own share. Got "
-            f"{type(data_path).__name__}. Save the data as JSONL or Parquet and pass the path, "
-            f"or run it on the local engine ({param('local_engine', 'ragmeter.evaluate')})."
-        )
-    settings = settings or Settings()
-    if settings.criteria:
-        raise ConfigError(
-            f"Criteria ({param('criteria')}) run on the local engine only "
-            f"({param('local_engine', 'ragmeter.evaluate')}): run them in a separate local run."
-        )
-    if num_workers is not None and (isinstance(num_workers, bool) or num_workers < 1):
-        option = param("num_workers", "The 'num_workers' option")
-        raise ConfigError(f"{option} must be >= 1. Got {num_workers!r}.")
-    if resume and out is None:
-        raise ConfigError(
-            f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results file "
-            "to resume."
-        )
-    check_run_outputs("data_path", data_path, out, settings, outputs, inputs)
-    try:
-        import ray
-        import ray.data  # fails without the [data] extra
-    except ImportError:
-        raise ConfigError(
-            f"{param('ray_engine', 'The Ray engine')} needs Ray Data, which is not installed. "
-            "Install it with: "
-            "pip install 'ragmeter[ray]'."
-        ) from None
-
-    path = Path(data_path)
-    cmap = ColumnMap.from_any(column_map)
-    source = open_rows(path)  # checks the file and peeks at its columns, as the local engine
-    fmt = SUFFIXES[path.suffix.lower()]
-    plan = Plan.make(metrics, cmap, source)
-    ctx = RunContext(settings)
-    plan.build_families(ctx)  # decides which metrics run (auto mode) before any worker starts
-    asyncio.run(_preflight(ctx, plan))
-    started = dt.datetime.now(dt.UTC)
-
-    state = Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data_path)
-    out_path = Path(out) if out is not None else None
-    # Rows that lack metrics added since (state.resumed.partial) are scored again in full.
-    done = state.open_results(out_path, resume=resume)
-
-    started_ray = _connect(ray, address, num_workers)
-    try:
-        cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        workers = num_workers or max(1, int(cpus))
-        per_worker = worker_concurrency(settings.max_concurrency, workers)
-        if workers > settings.max_concurrency:
-            log.warning(
-                "%d workers but max_concurrency %d: each worker still gets 1 judge call in "
-                "flight, %d in all.",
-                workers,
-                settings.max_concurrency,
-                workers,
-            )
-        job = _Job(
-            metrics=tuple(s.name for s in plan.specs),
-            column_map=cmap,
-            settings=_worker_settings(settings, per_worker),
-            fmt=fmt,
-            name=path.name,
-            python_metrics=tuple(
-                registry.defined(s.name) for s in plan.specs if s.family == registry.PYTHON_FAMILY
-            ),
-            names=current_param_names(),
-        )
-        data_ctx = ray.data.DataContext.get_current()
-        saved = (data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars)
-        data_ctx.execution_options.preserve_order = True  # results come back in input order
-        data_ctx.enable_progress_bars = _want_progress(progress)
-        dataset = _read(ray, path, fmt, source)
-        scored = dataset.map_batches(
-            _ScoreBatches,
-            fn_constructor_args=(job,),
-            batch_format="pyarrow",
-            batch_size=settings.batch_size,
-            compute=ray.data.ActorPoolStrategy(size=workers),
-            num_cpus=_actor_cpus(cpus, workers),
-            runtime_env=_runtime_env(),
-        )
-        try:
-            _drain(scored, state, job, fmt=fmt, out=out_path, resume=resume, done=done)
-        finally:
-            data_ctx.execution_options.preserve_order, data_ctx.enable_progress_bars = saved
-    except Exception as exc:
-        cause = _ragmeter_cause(exc)
-        if isinstance(cause, UnavailableError):
-            raise type(cause)(stopped_message(cause, state.n_rows, out)) from None
-        if cause is not None:
-            raise cause from exc
-        raise
-    finally:
-        if started_ray:
-            ray.shutdown()
-
-    result = make_result(
-        plan,
-        ctx,
-        state.acc,
-        rows=state.rows,
-        n_rows=state.n_rows,
-        started=started,
-        data_name=source.name,
-        noise=state.noise,
-        extra_info={
-            "engine": {"name": "ray", "workers": workers, "address": address},
-            **state.record_info(),
-        },
+    """``ragmeter.evaluate(engine=RayEngine(address, num_workers))`` without the report, for
+    a caller that holds the results file's lock: kept until the CLI calls ``evaluate``."""
+    run = prepare_run(
+        data_path,
+        metrics,
+        column_map=column_map,
+        settings=settings,
+        out=out,
+        resume=resume,
+        keep_rows=keep_rows,
+        outputs=outputs,
+        inputs=inputs,
+        engine=RayEngine(address=address, num_workers=num_workers),
     )
-    if out_path is not None:
-        write_sidecar(out_path, result.info)
-    return result
-
-
-async def _preflight(ctx: RunContext, plan: Plan) -> None:
-    """Check the judge once from the driver (bad key, unknown model) before workers start."""
-    try:
-        if any(spec.needs_judge for spec in plan.specs):
-            preflight = getattr(ctx.judge(), "preflight", None)
-            if preflight is not None:
-                await preflight()
-    finally:
-        await ctx.aclose()
+    return run_sync(run.score(progress=progress))
 
 
 def _connect(ray: Any, address: str | None, num_workers: int | None) -> bool:
@@ -449,12 +441,12 @@ def _runtime_env() -> dict[str, Any] | None:
     return {"env_vars": env} if env else None
 
 
-def _want_progress(progress: bool | None) -> bool:
+def _want_progress(progress: Any) -> bool:
+    """Whether Ray Data shows its bars: as ``progress`` says, by default on a terminal (a
+    progress function gets the rows, not bars)."""
     if progress is None:
-        import sys
-
         return sys.stderr.isatty()
-    return progress
+    return progress is True
 
 
 def _read(ray: Any, path: Path, fmt: str, source: Any) -> Any:
@@ -493,89 +485,53 @@ def _where(fmt: str, index: int, line: int) -> str:
     return f"row {index}"
 
 
-def _drain(
-    scored: Any,
-    state: Runner,
-    job: _Job,
-    *,
-    fmt: str,
-    out: Path | None,
-    resume: bool,
-    done: set[int],
-) -> None:
-    """Take results in input order: number, write, accumulate."""
-    sink: IO[str] | ReplacingWriter | None = None
-    if out is not None and resume:
-        sink = out.open("a", encoding="utf-8")
-        write_sidecar(out, state.start_record())
-    elif out is not None:
-        # Earlier results (and their record) stay until this run has a row to write.
-        record = state.start_record()
-        sink = ReplacingWriter(out, before_replace=lambda: write_sidecar(out, record))
-    finished = False
-    next_index = 0
-    next_line = 1
-    try:
-        for batch in _batches(scored):
-            n = batch.num_rows
-            keep = ~batch.column("skip").to_numpy(zero_copy_only=False)
-            index = next_index + np.cumsum(keep) - 1
-            line = next_line + np.arange(n)
-            next_index += int(keep.sum())
-            next_line += n
-            fresh = keep & ~np.isin(index, list(done)) if done else keep
-            lines = batch.column("line").to_pylist()
-            placeholder = batch.column("placeholder").to_pylist()
-            written = []
-            for pos in np.flatnonzero(fresh):
-                text = lines[pos]
-                if placeholder[pos]:
-                    text = text.replace(WHERE, _where(fmt, int(index[pos]), int(line[pos])))
-                written.append(f'{{"index": {int(index[pos])}, {text}\n')
-            if sink is not None and written:
-                sink.writelines(written)
-                sink.flush()
-            if state.keep_rows:
-                state.rows.extend(RowResult.from_json(json.loads(t)) for t in written)
-            for text in written:
-                if '"failure_causes":' in text:
-                    state.count_causes(RowResult.from_json(json.loads(text)))
-                if '"verdict_count":' in text:  # claim metrics' verdicts, as the local engine
-                    _count_verdicts(json.loads(text), job.metrics, state.acc)
-                if state.noise is not None and '"repeats":' in text:  # Settings.repeats
-                    judged = {s.name: s for s in state.plan.specs if s.needs_judge}
-                    state.noise.add(RowResult.from_json(json.loads(text)), judged)
-            state.n_rows += len(written)
-            for name in job.metrics:
-                kinds = batch.column(f"k:{name}").to_numpy()[fresh]
-                values = batch.column(f"v:{name}").to_numpy()[fresh]
-                acc = state.acc[name]
-                acc.extend(values[kinds == 0].tolist())
-                acc.undefined += int((kinds == 1).sum())
-                acc.failed += int((kinds == 2).sum())
-            for text in batch.column("usage").to_pylist():
-                if text:
-                    state.ctx.usage.add(Usage(**json.loads(text)))
-        state.input_rows = next_index
-        finished = True
-    finally:
-        if isinstance(sink, ReplacingWriter):
-            sink.close(commit=finished)
-        elif sink is not None:
-            sink.close()
+@dataclass(slots=True)
+class _Numbering:
+    """The driver's count of rows and lines as scored batches come back in input order: each
+    row gets its index and its line's place in failure messages (:data:`WHERE`)."""
 
+    fmt: str
+    #: Rows a resumed results file holds: not written again.
+    done: set[int]
+    #: Parse every row (the run keeps them), not only those whose counts need more.
+    keep_rows: bool
+    next_index: int = 0
+    next_line: int = 1
 
-def _count_verdicts(row: dict[str, Any], metrics: Sequence[str], acc: dict[str, Any]) -> None:
-    """A written row's verdict counts into the accumulators of its defined scores."""
-    scores, details = row.get("scores") or {}, row.get("details") or {}
-    failures = row.get("failures") or {}
-    for name in metrics:
-        if scores.get(name) is not None and name not in failures:
-            acc[name].count_verdicts(details.get(name))
-
-
-def _batches(scored: Any) -> Iterator[Any]:
-    yield from scored.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2)
+    def scored(self, batch: Any, metrics: Sequence[str]) -> ScoredBatch:
+        """``batch`` (an actor's table) as the runner writes and counts it."""
+        n = batch.num_rows
+        keep = ~batch.column("skip").to_numpy(zero_copy_only=False)
+        index = self.next_index + np.cumsum(keep) - 1
+        line = self.next_line + np.arange(n)
+        self.next_index += int(keep.sum())
+        self.next_line += n
+        fresh = keep & ~np.isin(index, list(self.done)) if self.done else keep
+        texts = batch.column("line").to_pylist()
+        placeholder = batch.column("placeholder").to_pylist()
+        lines, rows = [], []
+        for pos in np.flatnonzero(fresh):
+            text = texts[pos]
+            if placeholder[pos]:
+                text = text.replace(WHERE, _where(self.fmt, int(index[pos]), int(line[pos])))
+            text = f'{{"index": {int(index[pos])}, {text}'
+            lines.append(text)
+            if self.keep_rows or placeholder[pos] or any(key in text for key in _COUNTED):
+                rows.append(RowResult.from_json(json.loads(text)))
+        columns = {}
+        for name in metrics:
+            kinds = batch.column(f"k:{name}").to_numpy()[fresh]
+            values = batch.column(f"v:{name}").to_numpy()[fresh]
+            columns[name] = ScoreColumn(
+                values[kinds == 0].tolist(),
+                undefined=int((kinds == 1).sum()),
+                failed=int((kinds == 2).sum()),
+            )
+        usage = Usage()
+        for text in batch.column("usage").to_pylist():
+            if text:
+                usage.add(Usage(**json.loads(text)))
+        return ScoredBatch(lines, rows, columns=columns, usage=usage)
 
 
 def _ragmeter_cause(exc: BaseException) -> RagmeterError | None:

@@ -89,11 +89,29 @@ class Accumulator:
         if found is not None:
             self.refusals = found if self.refusals is None else self.refusals.merge(found)
 
+    def add_column(self, scores: Iterable[float], *, undefined: int, failed: int) -> None:
+        """Add a batch's scores in bulk (engines that send columns of scores): its defined
+        scores, and how many rows had none or failed. Their verdict and refusal counts come
+        from :meth:`count_details`."""
+        self.extend(scores)
+        self.undefined += undefined
+        self.failed += failed
+
     def extend(self, scores: Iterable[float]) -> None:
-        """Add defined scores in bulk (engines that receive columns of scores)."""
+        """Add defined scores in bulk."""
         self.values.extend(scores)
         if len(self.values) >= self.spill_after:
             self._flush()
+
+    def count_details(self, rows: Iterable[RowResult], metric: str) -> None:
+        """The verdict and refusal counts of ``rows``' defined scores of ``metric`` (what
+        :meth:`add_rows` counts besides the scores)."""
+        for row in rows:
+            if metric in row.failures or row.scores.get(metric) is None:
+                continue
+            details = row.details.get(metric) if row.details else None
+            self.count_verdicts(details)
+            self.count_refusals(details)
 
     @property
     def count(self) -> int:

@@ -1,8 +1,11 @@
-"""The async core of a run: read rows in batches, score them family by family, write results.
+"""A run's scoring loop: an engine scores batches in input order; the :class:`Runner`
+writes each to the results file and counts it in the summaries.
 
-One concurrency limit (inside the judge) bounds judge calls for the whole run; batches are
-pipelined so the limit stays busy; a failing family or row becomes failure records and the
-run goes on. ``evaluate`` is the sync facade; ``aevaluate`` is for code inside an event loop.
+The engine is the one part that differs between a run in this process (:class:`LocalEngine`:
+batches pipelined through a :class:`~ragmeter.runner.batch_scorer.BatchScorer`, one
+concurrency limit inside the judge) and one on a cluster (the Ray engine). Everything else,
+resume, the results file and its run record, the watch, the summaries, is the runner's, for
+every engine. :mod:`ragmeter.runner.pipeline` sets a run up and starts it.
 """
 
 from __future__ import annotations
@@ -11,54 +14,34 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import sys
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields, replace
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, ClassVar, Protocol
 
 from ragmeter._version import __version__
-from ragmeter.errors import (
-    ConfigError,
-    DeadlineError,
-    OutputError,
-    UnavailableError,
-    param,
-)
+from ragmeter.errors import DeadlineError, OutputError
 from ragmeter.io.activity import Activity, noting, watching
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.fingerprint import input_fingerprint
-from ragmeter.io.paths import ReplacingWriter, check_outputs, is_stdout, results_lock
-from ragmeter.io.readers import Row, RowSource, open_rows
+from ragmeter.io.paths import ReplacingWriter
+from ragmeter.io.readers import Row, RowSource
 from ragmeter.io.redact import redact_url, redact_value
-from ragmeter.io.stdout import results_on_stdout
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.metrics.registry import MetricRef
-from ragmeter.models._runtime import use_threads
-from ragmeter.result import RunResult, json_record, sidecar_path, spec_record, write_sidecar
+from ragmeter.result import RunResult, json_record, spec_record, write_sidecar
 from ragmeter.runner.accumulator import Accumulator
 from ragmeter.runner.batch_scorer import BatchScorer
-from ragmeter.runner.pace import clock_text
 from ragmeter.runner.plan import Plan
-from ragmeter.runner.progress import (
-    Progress,
-    ProgressFunction,
-    in_notebook,
-    library_bars_off,
-    make_progress,
-)
+from ragmeter.runner.progress import Progress, ProgressFunction, make_progress
 from ragmeter.runner.repeats import NoiseTally, with_repeat_intervals
 from ragmeter.runner.resume import SCORING_SETTINGS, Resumed, load_resumed
-from ragmeter.runner.watch import Clock, Watch
+from ragmeter.runner.watch import Clock, Watch, deadline_message
 from ragmeter.scoring.statistics import Resamples, Summary
-from ragmeter.types import RowResult
+from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
-
-T = TypeVar("T")
 
 #: Batches scored at the same time; two keep the judge's concurrency limit busy at the seams.
 BATCHES_IN_FLIGHT = 2
@@ -68,175 +51,53 @@ BATCHES_IN_FLIGHT = 2
 FIRST_BATCH = 8
 
 
-async def aevaluate(
-    data: Any,
-    metrics: Sequence[MetricRef] | str | None = None,
-    *,
-    column_map: Mapping[str, Any] | Iterable[str] | None = None,
-    judge: Any = None,
-    settings: Settings | None = None,
-    out: str | Path | IO[str] | None = None,
-    progress: bool | ProgressFunction | None = None,
-    resume: bool = False,
-    keep_rows: bool = True,
-    outputs: Mapping[str, str | Path | None] | None = None,
-    clock: Clock | None = None,
-    inputs: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """Score ``data`` with ``metrics``: :func:`ragmeter.aevaluate` without the report.
+@dataclass(frozen=True, slots=True)
+class ScoreColumn:
+    """One metric's scores of a batch in bulk: its defined scores, and how many rows had
+    none (undefined) or failed."""
 
-    ``outputs`` names other files the caller writes after the run (``{"report": path}``):
-    they are checked with ``out`` and the cache before the first row is read, against
-    ``data`` and ``inputs``, other files the caller reads (``{"labels": path}``). ``clock``: the
-    time the run's watch reads (:mod:`ragmeter.runner.watch`; tests give a fake one).
-
-    A run that stops (a judge gone, the deadline, Ctrl-C, a signal the CLI turns into one)
-    keeps every row scored in ``out``, and its run record with the summaries so far and
-    ``"stopped"``: why, and how many rows were kept (a resumed run scores the rest).
-    """
-    settings = settings or Settings()
-    if judge is not None:
-        settings = replace(settings, judge=judge)
-    stream = stream_of(out)
-    if stream is not None:
-        out = None
-    if resume and out is None:
-        raise ConfigError(
-            f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
-            "file to resume."
-        )
-    check_run_outputs("data", data, out, settings, outputs, inputs)
-    cmap = ColumnMap.from_any(column_map)
-    source = open_rows(data)
-    plan = Plan.make(metrics, cmap, source, criteria=settings.criteria)
-    ctx = RunContext(settings)
-    # The models loaded in this run get one thread per worker (put back when it ends).
-    threads_before = use_threads(settings.workers)
-    lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
-    quiet = library_bars_off(tqdm=not plan.exact_only())
-    # With results on standard output, whatever else prints there goes to stderr.
-    with lock or contextlib.nullcontext(), quiet, results_on_stdout(stream) as stream:
-        try:
-            plan.build_families(ctx)
-            if any(spec.needs_judge for spec in plan.specs):
-                judge_obj = ctx.judge()
-                preflight = getattr(judge_obj, "preflight", None)
-                if preflight is not None:
-                    await preflight()
-            runner = Runner(plan, cmap, ctx, source, keep_rows=keep_rows, data=data)
-            started = dt.datetime.now(dt.UTC)
-            try:
-                await runner.run(
-                    out=Path(out) if out else None,
-                    stream=stream,
-                    resume=resume,
-                    progress=progress,
-                    clock=clock,
-                )
-            except UnavailableError as exc:
-                message = stopped_message(exc, runner.n_rows, out)
-                reason = "deadline" if isinstance(exc, DeadlineError) else "unavailable"
-                try:
-                    runner.keep_stopped(started, reason, message)
-                except OutputError as also:  # a full disk may refuse the record too
-                    message = f"{message} {also}"
-                raise type(exc)(message) from None
-            except (asyncio.CancelledError, KeyboardInterrupt):
-                runner.keep_stopped(started, "interrupted", "interrupted (Ctrl-C or a signal)")
-                raise
-            result = runner.result(started, data_name=source.name)
-            result.source = (data, cmap)
-        finally:
-            await ctx.aclose()
-            use_threads(threads_before)
-        if out is not None:
-            write_sidecar(out, result.info)
-    return result
+    values: Sequence[float]
+    undefined: int
+    failed: int
 
 
-def evaluate(*args: Any, **kwargs: Any) -> RunResult:
-    """:func:`aevaluate` from synchronous code: :func:`ragmeter.evaluate` without the report."""
-    return run_sync(aevaluate(*args, **kwargs))
+@dataclass(slots=True)
+class ScoredBatch:
+    """Rows an engine scored, in input order, as the runner writes and counts them."""
+
+    #: Each row's line of the results file (JSON, without the newline).
+    lines: list[str]
+    #: The rows: every one, or, with :attr:`columns`, those whose counts need more than a
+    #: score (failures, verdict and refusal counts, repeats; every one to keep the rows).
+    rows: list[RowResult]
+    #: Each metric's scores in bulk (an engine that sends columns), or None: from the rows.
+    columns: Mapping[str, ScoreColumn] | None = None
+    #: Judge usage spent elsewhere (the Ray engine's actors), added to the run's.
+    usage: Usage | None = None
 
 
-def run_sync(run: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end from synchronous code: ``asyncio.run``, or in a notebook
-    (whose kernel already runs a loop in this thread) in a worker thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(run)
-    if not in_notebook():
-        run.close()
-        raise RuntimeError(
-            "evaluate() was called inside a running event loop (a server, or another "
-            "asyncio program): it would block that loop. Use 'await ragmeter.aevaluate(...)' "
-            "there instead."
-        )
-    # A notebook's kernel runs a loop in this thread, and a cell blocks anyway: run this
-    # one in a worker thread and wait for it, as users of other tools call evaluate() there.
-    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-evaluate") as pool:
-        return pool.submit(asyncio.run, run).result()
+class Engine(Protocol):
+    """What scores a run's batches: the runner plans, opens rows and results, checks the
+    outputs, writes and counts; the engine only scores.
 
+    ``own_bars``: the engine shows progress of its own (Ray Data's bars); the runner then
+    reports only to a progress function."""
 
-def stream_of(out: Any) -> IO[str] | None:
-    """The text stream ``out`` names (``"-"`` is standard output), or None for a path."""
-    if is_stdout(out):
-        return sys.stdout
-    if out is None or isinstance(out, str | Path):
-        return None
-    if not callable(getattr(out, "write", None)):
-        raise ConfigError(
-            f"out must be a file path, '-' (standard output) or an open text stream. "
-            f"Got {type(out).__name__}."
-        )
-    return out
+    own_bars: ClassVar[bool]
 
+    def check(self, data: Any, settings: Settings, *, streamed: bool) -> None:
+        """Refuse, before any work, what this engine cannot run (``streamed``: results go
+        to a text stream)."""
 
-def check_run_outputs(
-    data_name: str,
-    data: Any,
-    out: str | Path | None,
-    settings: Settings,
-    outputs: Mapping[str, Any] | None = None,
-    inputs: Mapping[str, Any] | None = None,
-) -> None:
-    """Before any work: no output of a run (``out``, its run record, ``outputs`` such as the
-    report, the cache) is an input (``data``, ``inputs`` such as the labels, what their run
-    records name) or another output; each named by its parameter
-    (:func:`ragmeter.errors.param`; ``data_name`` is the input's)."""
-    check_outputs(
-        {
-            param(data_name): data,
-            **{param(name): path for name, path in (inputs or {}).items()},
-        },
-        {
-            param("out"): out,
-            f"the run record of {param('out')}": sidecar_path(out) if out is not None else None,
-            **{param(name): path for name, path in (outputs or {}).items()},
-            param("cache_path"): settings.cache_path if settings.use_cache else None,
-        },
-    )
-
-
-def stopped_message(exc: UnavailableError, n_rows: int, out: str | Path | None) -> str:
-    """Why a run stopped, and what of it was kept."""
-    if out is None:
-        return (
-            f"{exc} The run stopped. Pass {param('out', 'out=PATH')} to keep the rows scored "
-            "before a stop."
-        )
-    return (
-        f"{exc} The run stopped; {n_rows} scored rows are in {out}. Fix the cause, then rerun "
-        f"with {param('resume', 'resume=True')} to score the rest."
-    )
+    def scored(self, runner: Runner, display: Progress | None) -> AsyncIterator[ScoredBatch]:
+        """The run's rows not yet done (``runner.skip``), scored, in input order; rows
+        done advance ``display``."""
+        ...
 
 
 class Runner:
-    """One run's rows in order: stream batches through a BatchScorer, write and accumulate.
-
-    The local run calls :meth:`run`; the Ray engine scores on its cluster and uses the rest
-    (resume, the run record, the accumulators and summaries)."""
+    """One run's rows in order: its engine scores batches; the runner writes and counts them
+    (resume, the results file and its run record, the accumulators and summaries)."""
 
     def __init__(
         self,
@@ -247,10 +108,12 @@ class Runner:
         *,
         keep_rows: bool,
         data: Any = None,
+        engine: Engine | None = None,
     ) -> None:
         self.plan = plan
+        self.cmap = cmap
         self.ctx = ctx
-        self.scorer = BatchScorer(plan, cmap, ctx)
+        self.engine: Engine = engine or LocalEngine()
         self.source = source
         self.keep_rows = keep_rows
         #: The input as given (a path, rows in memory), for its fingerprint.
@@ -283,6 +146,12 @@ class Runner:
         #: The results file rows are written to (None: a stream, or no output).
         self.results_path: Path | None = None
         self.display: Progress | None = None
+        #: What the run asked of the progress display (an engine with bars of its own reads it).
+        self.progress: bool | ProgressFunction | None = None
+        #: Per family, the wall seconds its calls ran (the local engine's scorer fills it).
+        self.family_seconds: dict[str, float] = {}
+        #: The run record's ``engine`` entry (an engine other than the local one says which).
+        self.engine_record: dict[str, Any] | None = None
 
     def count_causes(self, row: RowResult) -> None:
         """Count the causes of a row's failures; keep the first one on the infrastructure."""
@@ -306,31 +175,19 @@ class Runner:
         ``stream`` (left open). The run's watch looks on beside it (:mod:`.watch`): progress
         lines, stalled endpoints, the deadline (:class:`DeadlineError`)."""
         done = self.open_results(out, resume=resume)
-        only = self.resumed.partial if self.resumed is not None else None
-        sink: IO[str] | ReplacingWriter | None = stream
-        if out is not None and resume:
-            sink = out.open("a", encoding="utf-8")
-            write_sidecar(out, self.start_record())
-            self.out = out
-        elif out is not None:
-            # Earlier results (and their record) stay until this run has a row to write.
-            record = self.start_record()
-
-            def replacing() -> None:
-                write_sidecar(out, record)
-                self.out = out
-
-            sink = ReplacingWriter(out, before_replace=replacing)
+        sink = self._open_sink(out, resume=resume) if out is not None else stream
         total = self.source.total
         if total is not None:
             # Every row usually has a score: the summaries' draw is made while rows score.
             self.resamples.prepare_in_background(total)
         clock = clock or Clock()
         remaining = None if total is None else max(total - len(done), 0)
-        bar = make_progress(progress, remaining, clock=clock.now)
+        self.progress = progress
+        own_bars = self.engine.own_bars and not callable(progress)
+        bar = make_progress(False if own_bars else progress, remaining, clock=clock.now)
         self.display = bar
         if self.resumed is not None:
-            self.note(resumed_note(out, self.resumed, total))
+            self.note(self.resumed.note(out, total))
         counter = _Counter(bar)
         settings = self.ctx.settings
         watch = Watch(
@@ -345,7 +202,7 @@ class Runner:
         self.results_path = out
         try:
             with watching(watch.activity), noting(self.note):
-                scoring = asyncio.ensure_future(self._score_all(sink, only, counter))
+                scoring = asyncio.ensure_future(self._score_all(sink, counter))
                 looking = asyncio.ensure_future(watch.run())
                 try:
                     await asyncio.wait({scoring, looking}, return_when=asyncio.FIRST_COMPLETED)
@@ -373,39 +230,34 @@ class Runner:
                 if bar is not None:
                     bar.stop()
 
-    async def _score_all(
-        self, sink: IO[str] | ReplacingWriter | None, only: Any, bar: Progress
-    ) -> None:
-        """Score the batches in order, :data:`BATCHES_IN_FLIGHT` at a time; write each."""
-        pending: list[tuple[int, asyncio.Task[list[RowResult]]]] = []
-        try:
-            for batch in _batches(self._counted(), self.ctx.settings.batch_size, skip=self.skip):
-                if self.scorer.stopped is not None:
-                    break
-                scoring = self.scorer.score(batch, only=only, progress=bar)
-                pending.append((len(batch), asyncio.ensure_future(scoring)))
-                self.rows_in_flight += len(batch)
-                if len(pending) >= BATCHES_IN_FLIGHT:
-                    await self._emit_next(pending, sink)
-            while pending:
-                await self._emit_next(pending, sink)
-            if self.scorer.stopped is not None:
-                raise self.scorer.stopped
-        except BaseException:
-            for _, task in pending:
-                task.cancel()
-            raise
+    def _open_sink(self, out: Path, *, resume: bool) -> IO[str] | ReplacingWriter:
+        """Where rows go in ``out``: appended on resume (its run record written now), else
+        to a file that replaces ``out`` with its first row (earlier results, and their
+        record, stay until then)."""
+        record = self.start_record()
+        if resume:
+            sink = out.open("a", encoding="utf-8")
+            write_sidecar(out, record)
+            self.out = out
+            return sink
 
-    async def _emit_next(
-        self,
-        pending: list[tuple[int, asyncio.Task[list[RowResult]]]],
-        sink: IO[str] | ReplacingWriter | None,
-    ) -> None:
-        size, task = pending[0]
-        rows = await task
-        pending.pop(0)
-        self.rows_in_flight -= size
-        self._emit(rows, sink)
+        def replacing() -> None:
+            write_sidecar(out, record)
+            self.out = out
+
+        return ReplacingWriter(out, before_replace=replacing)
+
+    async def _score_all(self, sink: IO[str] | ReplacingWriter | None, bar: Progress) -> None:
+        """Write and count each batch the engine scored, in order."""
+        async with contextlib.aclosing(self.engine.scored(self, bar)) as batches:
+            async for batch in batches:
+                self._emit(batch, sink)
+
+    def rows_to_score(self) -> Iterator[Row]:
+        """The input's rows not done yet (all but :attr:`skip`), counted as read."""
+        rows = self._counted()
+        skip = self.skip
+        return (row for row in rows if row.index not in skip) if skip else rows
 
     def note(self, text: str) -> None:
         """A line for the reader: on the progress display when it takes notes, else logged."""
@@ -481,7 +333,7 @@ class Runner:
             "input": self.fingerprint,
             "metrics": {spec.name: spec_record(spec) for spec in self.plan.specs},
             "settings": public_settings(self.ctx.settings),
-            "column_map": column_map_record(self.scorer.cmap),
+            "column_map": column_map_record(self.cmap),
         }
 
     def scoring(self) -> dict[str, Any]:
@@ -489,28 +341,40 @@ class Runner:
         settings = public_settings(self.ctx.settings)
         return {
             **{name: settings.get(name) for name in SCORING_SETTINGS},
-            "column_map": column_map_record(self.scorer.cmap),
+            "column_map": column_map_record(self.cmap),
         }
 
     def record_info(self) -> dict[str, Any]:
         """The run record's input (with its rows counted), failures by cause, and each
         family's wall seconds (``family_seconds``: its calls' time, overlapping)."""
-        info = {**self.cause_info(), "column_map": column_map_record(self.scorer.cmap)}
+        info = {**self.cause_info(), "column_map": column_map_record(self.cmap)}
         info["family_seconds"] = {
-            family: round(seconds, 3) for family, seconds in self.scorer.family_seconds.items()
+            family: round(seconds, 3) for family, seconds in self.family_seconds.items()
         }
         if self.fingerprint is not None:
             info["input"] = {**self.fingerprint, "rows": self.input_rows}
         return info
 
     def _account(self, row: RowResult) -> None:
-        self._account_rows([row])
+        """Count a row a resumed results file keeps."""
+        self._count([row])
 
-    def _account_rows(self, rows: Sequence[RowResult]) -> None:
-        """Count ``rows`` in the summaries and keep them (or their first failures)."""
-        self.n_rows += len(rows)
+    def _count(
+        self,
+        rows: Sequence[RowResult],
+        columns: Mapping[str, ScoreColumn] | None = None,
+        n_rows: int | None = None,
+    ) -> None:
+        """Count ``n_rows`` rows (``rows``, or with ``columns`` their scores in bulk and
+        ``rows`` those that need more) in the summaries; keep them (or their first failures)."""
+        self.n_rows += len(rows) if n_rows is None else n_rows
         for name, acc in self.acc.items():
-            acc.add_rows(rows, name)
+            if columns is None:
+                acc.add_rows(rows, name)
+            else:
+                column = columns[name]
+                acc.add_column(column.values, undefined=column.undefined, failed=column.failed)
+                acc.count_details(rows, name)
         if self.noise is not None:
             judged = {spec.name: spec for spec in self.plan.specs if spec.needs_judge}
             for row in rows:
@@ -525,23 +389,19 @@ class Runner:
             if row.failures and len(self.first_failures) < 5:
                 self.first_failures.extend((row.index, m, msg) for m, msg in row.failures.items())
 
-    def _emit(self, rows: list[RowResult], sink: IO[str] | ReplacingWriter | None) -> None:
-        if self.scorer.stopped is not None:
-            # The rows the stop caught are scored again by a resumed run; the rest are kept.
-            rows = [row for row in rows if not row.retried]
-        if self.resumed is not None:
-            rows = [self.resumed.completed(row) for row in rows]
+    def _emit(self, batch: ScoredBatch, sink: IO[str] | ReplacingWriter | None) -> None:
         if sink is not None:
             try:
-                for row in rows:
-                    sink.write(json_record(row.to_json()) + "\n")
+                sink.writelines(f"{line}\n" for line in batch.lines)
                 sink.flush()
             except OSError as exc:
                 if self.results_path is None:  # a stream (a closed pipe): the caller's to tell
                     raise
                 raise results_unwritable(self.results_path, exc) from exc
         # Counted once written: a stop's record counts the rows the file holds.
-        self._account_rows(rows)
+        self._count(batch.rows, batch.columns, len(batch.lines))
+        if batch.usage is not None:
+            self.ctx.usage.add(batch.usage)
 
     def result(self, started: dt.datetime, *, data_name: str) -> RunResult:
         return make_result(
@@ -555,6 +415,7 @@ class Runner:
             resamples=self.resamples,
             noise=self.noise,
             extra_info={
+                **({"engine": self.engine_record} if self.engine_record is not None else {}),
                 **self.record_info(),
                 **({} if self.keep_rows else {"first_failures": self.first_failures[:5]}),
             },
@@ -650,17 +511,64 @@ def column_map_record(cmap: ColumnMap) -> dict[str, str]:
     }
 
 
-def _batches(rows: Iterable[Row], size: int, *, skip: set[int]) -> Iterator[list[Row]]:
-    """Batches of ``rows`` (less those in ``skip``): :data:`FIRST_BATCH` rows, then twice as
-    many each time up to ``size``."""
-    it = (r for r in rows if r.index not in skip) if skip else iter(rows)
+class LocalEngine:
+    """Scores a run in this process: batches of :data:`FIRST_BATCH` rows, then twice as
+    many each time up to ``Settings.batch_size``, :data:`BATCHES_IN_FLIGHT` at a time, each
+    through one :class:`BatchScorer`; the judge's concurrency limit bounds its calls."""
+
+    own_bars: ClassVar[bool] = False
+
+    def check(self, data: Any, settings: Settings, *, streamed: bool) -> None:
+        """Every input, output and setting runs here."""
+
+    async def scored(self, runner: Runner, display: Progress | None) -> AsyncIterator[ScoredBatch]:
+        scorer = BatchScorer(runner.plan, runner.cmap, runner.ctx)
+        runner.family_seconds = scorer.family_seconds
+        resumed = runner.resumed
+        only = resumed.partial if resumed is not None else None
+        pending: list[tuple[int, asyncio.Task[list[RowResult]]]] = []
+        try:
+            for batch in _batches(runner.rows_to_score(), runner.ctx.settings.batch_size):
+                if scorer.stopped is not None:
+                    break
+                scoring = scorer.score(batch, only=only, progress=display)
+                pending.append((len(batch), asyncio.ensure_future(scoring)))
+                runner.rows_in_flight += len(batch)
+                if len(pending) >= BATCHES_IN_FLIGHT:
+                    yield await _next_scored(pending, runner, scorer)
+            while pending:
+                yield await _next_scored(pending, runner, scorer)
+            if scorer.stopped is not None:
+                raise scorer.stopped
+        finally:
+            for _, task in pending:
+                task.cancel()
+
+
+async def _next_scored(
+    pending: list[tuple[int, asyncio.Task[list[RowResult]]]], runner: Runner, scorer: BatchScorer
+) -> ScoredBatch:
+    """The first pending batch, once scored, as the runner writes it."""
+    size, task = pending[0]
+    rows = await task
+    pending.pop(0)
+    runner.rows_in_flight -= size
+    if scorer.stopped is not None:
+        # The rows the stop caught are scored again by a resumed run; the rest are kept.
+        rows = [row for row in rows if not row.retried]
+    if runner.resumed is not None:
+        rows = [runner.resumed.completed(row) for row in rows]
+    return ScoredBatch([json_record(row.to_json()) for row in rows], rows)
+
+
+def _batches(rows: Iterable[Row], size: int) -> Iterator[list[Row]]:
+    """Batches of ``rows``: :data:`FIRST_BATCH` rows, then twice as many each time up to
+    ``size``."""
+    it = iter(rows)
     n = min(FIRST_BATCH, size)
     while batch := list(islice(it, n)):
         yield batch
         n = min(2 * n, size)
-
-
-Callback = Callable[[RowResult], None]
 
 
 class _Counter:
@@ -679,30 +587,10 @@ class _Counter:
         pass
 
 
-def resumed_note(out: Path | None, resumed: Resumed, total: int | None) -> str:
-    """What a resumed run reuses of ``out``, and what it scores."""
-    reused = len(resumed.done)
-    partial = len(resumed.partial)
-    extra = f", {partial} rows get the metrics they lack" if partial else ""
-    rest = "" if total is None else f"; {max(total - reused, 0)} of {total} rows to score"
-    return f"{param('resume', 'resume=True')}: {reused} scored rows of {out} reused{extra}{rest}."
-
-
 def results_unwritable(path: Path | None, exc: OSError) -> OutputError:
     """The error of a run whose results file cannot be written (a full disk, a quota)."""
     problem = exc.strerror or str(exc) or type(exc).__name__
     return OutputError(
         f"Writing the results to {path} failed: {problem}. Free space (or raise the quota) "
         "where it lies."
-    )
-
-
-def deadline_message(deadline: float | None, remaining: int | None) -> str:
-    """Why a run stopped at its deadline, and what becomes of the rows not scored."""
-    rows = "" if remaining is None else f" of the {remaining} rows this run was to score"
-    return (
-        f"The run's deadline of {clock_text(deadline or 0)} ({deadline:g} s; "
-        f"{param('deadline', 'Settings(deadline=...)')}) passed. The rows not scored{rows} are "
-        f"not written: {param('resume', 'resume=True')} scores them. Raise "
-        f"{param('deadline', 'the deadline')}, or give 0 for none."
     )

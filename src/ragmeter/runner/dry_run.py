@@ -1,6 +1,6 @@
 """A dry run: what a run would do and cost, with no judge call, no model call, no connection.
 
-:func:`plan_run` reads the data and makes the run's plan as :func:`~ragmeter.runner.evaluate`
+:func:`plan_run` reads the data and makes the run's plan as :func:`ragmeter.evaluate`
 does (the metrics that would run, those skipped and why). When the judge is an
 OpenAI-compatible one it then scores the rows with the judge-backed families as a run would,
 the judge planning each request instead of sending it
@@ -42,6 +42,8 @@ from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.judges.llm.planning import CallPlanner, PlannedCall
 from ragmeter.metrics.base import RunContext
 from ragmeter.runner.batch_scorer import BatchScorer
+from ragmeter.runner.core import Runner
+from ragmeter.runner.pipeline import run_sync, stream_of
 from ragmeter.runner.plan import Plan
 from ragmeter.runner.resume import Resumed
 from ragmeter.settings import Settings
@@ -348,8 +350,6 @@ def _resumed(
 ) -> Resumed | None:
     """What a resumed run would keep of ``out``, checked by the run's own code (a file it
     would refuse is refused here, with its words); ``out`` is left as it is."""
-    from ragmeter.runner.core import Runner, stream_of
-
     if out is None or stream_of(out) is not None:
         raise ConfigError(
             f"{param('resume', 'resume=True')} needs {param('out', 'out=PATH')}: the results "
@@ -373,8 +373,6 @@ def plan_run(
     would do, without a judge call, a model call or a connection (see the module's
     docstring). With ``resume``, the rows ``out`` holds are left out of the plan (counted
     in :attr:`DryRun.reused`), and a file the run would refuse is refused."""
-    from ragmeter.runner.core import run_sync
-
     return run_sync(
         aplan_run(data, metrics, column_map=column_map, settings=settings, out=out, resume=resume)
     )

@@ -67,6 +67,17 @@ class Resumed:
             return row
         return merged(_row(read_record_at(self.scan, row.index), self.scan, row.index), row)
 
+    def note(self, out: Path | None, total: int | None) -> str:
+        """What a resumed run reuses of ``out``, and what it scores (``total``: the input's
+        rows, when known)."""
+        reused = len(self.done)
+        partial = len(self.partial)
+        extra = f", {partial} rows get the metrics they lack" if partial else ""
+        rest = "" if total is None else f"; {max(total - reused, 0)} of {total} rows to score"
+        return (
+            f"{param('resume', 'resume=True')}: {reused} scored rows of {out} reused{extra}{rest}."
+        )
+
 
 def _row(record: dict[str, Any], scan: ResultsScan, index: int) -> RowResult:
     try:

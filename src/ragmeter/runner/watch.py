@@ -22,7 +22,7 @@ from ragmeter.io.activity import Activity
 from ragmeter.runner.pace import clock_text
 from ragmeter.runner.progress import Progress
 
-__all__ = ["TICK", "Clock", "Watch"]
+__all__ = ["TICK", "Clock", "Watch", "deadline_message"]
 
 log = logging.getLogger("ragmeter")
 
@@ -97,3 +97,14 @@ class Watch:
         )
         log.warning(message)
         return message
+
+
+def deadline_message(deadline: float | None, remaining: int | None) -> str:
+    """Why a run stopped at its deadline, and what becomes of the rows not scored."""
+    rows = "" if remaining is None else f" of the {remaining} rows this run was to score"
+    return (
+        f"The run's deadline of {clock_text(deadline or 0)} ({deadline:g} s; "
+        f"{param('deadline', 'Settings(deadline=...)')}) passed. The rows not scored{rows} are "
+        f"not written: {param('resume', 'resume=True')} scores them. Raise "
+        f"{param('deadline', 'the deadline')}, or give 0 for none."
+    )
