@@ -10,35 +10,22 @@ mount one (root), and a file size limit (RLIMIT_FSIZE) everywhere.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.reliability.cli_process import ragmeter_process
 
-import ragmeter
-
-SRC = str(Path(ragmeter.__file__).parents[1])
 N_ROWS = 300
 
 
 def run(
     cwd: Path, *args: str, preexec: Callable[[], None] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragmeter", "evaluate", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        preexec_fn=preexec,
-    )
+    return ragmeter_process(cwd, "evaluate", *args, preexec=preexec)
 
 
 @pytest.fixture

@@ -5,15 +5,12 @@ is bounded before any work."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
-import ragmeter
-from ragmeter.testing.server import TestServer
+from tests.reliability.cli_process import ragmeter_process
 
-SRC = str(Path(ragmeter.__file__).parents[1])
+from ragmeter.testing.server import TestServer
 
 CRITERIA = """
 [[criteria]]
@@ -24,15 +21,7 @@ fields = ["answer"]
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragmeter", "evaluate", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return ragmeter_process(cwd, "evaluate", *args)
 
 
 def test_criteria_failing_on_every_judge_reply_exit_2_and_resume_asks_again(

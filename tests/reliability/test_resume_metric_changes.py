@@ -5,16 +5,11 @@ file holds (item 16). Real command, real plugin edited between the runs."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-import ragmeter
-
-SRC = str(Path(ragmeter.__file__).parents[1])
+from tests.reliability.cli_process import ragmeter_process
 
 PLUGIN = """
 import ragmeter
@@ -27,15 +22,7 @@ def team_check(sample):
 
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ragmeter", "evaluate", "data.jsonl", "--out", "out.jsonl", *args],
-        cwd=project,
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return ragmeter_process(project, "evaluate", "data.jsonl", "--out", "out.jsonl", *args)
 
 
 def plugin(project: Path, value: str, version: str | None = None) -> None:

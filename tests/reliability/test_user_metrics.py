@@ -17,10 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-import ragmeter
-
-SRC = str(Path(ragmeter.__file__).parents[1])
+from tests.reliability.cli_process import SRC, ragmeter_process
 
 HOSTILE = """
 import asyncio
@@ -90,15 +87,7 @@ def command(project: Path, *args: str) -> list[str]:
 
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(project, *args),
-        cwd=project,
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        timeout=300,  # a hang is a failure of the test, not a wait
-        check=False,
-    )
+    return ragmeter_process(project, *command(project, *args)[3:])
 
 
 @pytest.fixture
