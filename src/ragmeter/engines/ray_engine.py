@@ -360,16 +360,20 @@ def _job(runner: Runner, fmt: str, name: str, workers: int) -> _Job:
 
 async def _in_a_thread(items: Iterator[T]) -> AsyncIterator[T]:
     """``items`` taken one by one in a thread of their own (Ray's iterator blocks), so that
-    the event loop (the run's watch, the caller's tasks) goes on meanwhile."""
-    loop = asyncio.get_running_loop()
-    pool = ThreadPoolExecutor(1, thread_name_prefix="ragmeter-ray")
+    the event loop (the run's watch, the caller's tasks) goes on meanwhile.
+
+    A stop (the deadline, Ctrl-C) waits for the step being taken and closes the iterator in
+    its thread: Ray's iterator cannot be closed while it runs, and a step left running when
+    Ray shuts down would start Ray again in the background."""
     end = object()
-    try:
-        while (item := await loop.run_in_executor(pool, next, items, end)) is not end:
-            yield item  # type: ignore[misc]
-    finally:
-        # A stop does not wait for the batch being taken: shutting Ray down ends it.
-        pool.shutdown(wait=False, cancel_futures=True)
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-ray") as pool:
+        try:
+            while (item := await asyncio.wrap_future(pool.submit(next, items, end))) is not end:
+                yield item  # type: ignore[misc]
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                await asyncio.wrap_future(pool.submit(close))
 
 
 def run_ray(
