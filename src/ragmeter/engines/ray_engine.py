@@ -43,8 +43,8 @@ from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.result import RunResult, json_record
-from ragmeter.runner import BatchScorer, Plan, Runner, ScoreColumn, ScoredBatch, run_sync
-from ragmeter.runner.pipeline import prepare_run
+from ragmeter.runner import BatchScorer, Plan, Runner, ScoreColumn, ScoredBatch
+from ragmeter.runner.pipeline import prepare_run, run_sync
 from ragmeter.runner.progress import Progress
 from ragmeter.types import RowResult, Usage
 

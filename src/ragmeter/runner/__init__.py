@@ -1,6 +1,6 @@
 """The async core of a run: one concurrency limit, progress, failures as data.
 
-:mod:`~ragmeter.runner.pipeline` is the one way a run starts (:func:`score_data`: check the
+:mod:`~ragmeter.runner.pipeline` sets every run up, for :func:`ragmeter.evaluate` (check the
 outputs, open the rows, plan, score on an engine, write the run record);
 :mod:`~ragmeter.runner.plan` decides what a run computes (:class:`Plan`);
 :mod:`~ragmeter.runner.core` runs one run's rows in order (:class:`Runner`: resume, the
@@ -22,7 +22,6 @@ from ragmeter.runner.core import (
     ScoreColumn,
     ScoredBatch,
 )
-from ragmeter.runner.pipeline import run_sync, score_data, stream_of
 from ragmeter.runner.plan import Plan
 
 __all__ = [
@@ -34,7 +33,4 @@ __all__ = [
     "Runner",
     "ScoreColumn",
     "ScoredBatch",
-    "run_sync",
-    "score_data",
-    "stream_of",
 ]
