@@ -166,11 +166,11 @@ def test_a_missing_column_names_column_map_in_python_and_the_flag_on_the_command
 def test_the_ray_engines_worker_count_names_num_workers_in_python_and_workers_on_the_cli(
     tmp_path: Path,
 ) -> None:
-    from ragmeter.engines.ray_engine import run_ray
+    from ragmeter.engines import RayEngine
 
     data = one_row(tmp_path)
     with pytest.raises(ConfigError, match="The 'num_workers' option must be >= 1. Got 0"):
-        run_ray(data, ["k_precision"], num_workers=0)  # refused before Ray is imported
+        ragmeter.evaluate(data, ["k_precision"], engine=RayEngine(num_workers=0))  # no Ray yet
     out = str(tmp_path / "o.jsonl")
     code, output = evaluate_cli(
         str(data), "-m", "k_precision", "--engine", "ray", "--workers", "0", "-o", out

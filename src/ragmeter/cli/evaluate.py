@@ -4,9 +4,10 @@ The settings' options come from the table of settings (:func:`ragmeter.cli.optio
 with_settings`); the errors of the call name the command's flags (:data:`EVALUATE_FLAGS`,
 made from the same table). Before the call: the options that conflict, the ``--group-by``
 field read from the first rows, the plugins, the gates (:mod:`ragmeter.cli.gates`); a dry run
-stops there (:mod:`ragmeter.cli.dry_run`). During it: Ctrl-C and SIGTERM keep the rows scored
-(:mod:`ragmeter.cli.interrupt`). After it: the summary (:mod:`ragmeter.cli.summary`), the
-calibration, the gates.
+stops there (:mod:`ragmeter.cli.dry_run`). The call runs on the engine ``--engine`` names
+(``local``, or ``ray`` with ``--ray-address`` and ``--workers``); Ctrl-C and SIGTERM keep the
+rows scored (:mod:`ragmeter.cli.interrupt`). After it: the summary
+(:mod:`ragmeter.cli.summary`), the calibration, the gates.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ragmeter.cli.interrupt import (
 from ragmeter.cli.options import PluginOption, flags_of, load_plugins, with_settings
 from ragmeter.cli.output import EXIT_GATE, err_console, fail, out_console
 from ragmeter.cli.summary import print_summary
+from ragmeter.engines import RayEngine
 from ragmeter.errors import ConfigError, RagmeterError, UnavailableError, param_names
 from ragmeter.io.columns import ColumnMap, to_sample
 from ragmeter.io.paths import is_stdout
@@ -372,13 +374,7 @@ def _dry_run(asked: Asked, prepared: Prepared) -> None:
 
 
 def _run(asked: Asked, prepared: Prepared) -> RunResult:
-    """The run on the engine asked for."""
-    if asked.engine == "ray":
-        return _run_on_ray(asked, prepared)
-    if asked.engine != "local":
-        raise ConfigError(f"Unknown --engine {asked.engine!r}. Choose 'local' or 'ray'.")
-    if asked.ray_address is not None:
-        raise ConfigError("--ray-address needs --engine ray.")
+    """The run, on the engine asked for; Ctrl-C and SIGTERM keep the rows scored."""
     started = time.time()
     try:
         with signals_as_interrupt() as received, param_names(EVALUATE_FLAGS):
@@ -396,6 +392,7 @@ def _run(asked: Asked, prepared: Prepared) -> RunResult:
                 # With --out FILE rows stream to the file (flat memory); the report and the
                 # calibration read them back.
                 keep_rows=asked.out is None,
+                engine=_engine(asked, prepared),
             )
     except KeyboardInterrupt:
         record = None if asked.to_stdout else record_since(asked.out, started)
@@ -409,35 +406,15 @@ def _run(asked: Asked, prepared: Prepared) -> RunResult:
         raise typer.Exit(exit_code(received)) from None
 
 
-def _run_on_ray(asked: Asked, prepared: Prepared) -> RunResult:
-    """The run on Ray (``--engine ray``; ``--workers``: its scoring workers)."""
-    from ragmeter.engines import run_ray
-    from ragmeter.io.labels import read_labels
-    from ragmeter.io.paths import results_lock, sidecar_path
-
-    out = asked.out
-    label_set = read_labels(asked.labels) if asked.labels is not None else None  # before work
-    lock = results_lock(out, record=sidecar_path(out)) if out is not None else None
-    with param_names(EVALUATE_FLAGS), lock or contextlib.nullcontext():
-        result = run_ray(
-            asked.data,
-            asked.metrics,
-            column_map=prepared.columns,
-            settings=prepared.settings,
-            out=out,
-            address=asked.ray_address,
-            num_workers=prepared.ray_workers,
-            resume=asked.resume,
-            keep_rows=out is None,
-            progress=asked.progress,
-            outputs={"report": asked.report},
-            inputs={"labels": asked.labels},
-        )
-    with param_names(EVALUATE_FLAGS):
-        ragmeter.finish_run(
-            result, out, report=asked.report, group_by=asked.group_by, labels=label_set
-        )
-    return result
+def _engine(asked: Asked, prepared: Prepared) -> str | RayEngine:
+    """``--engine``: "local", or Ray with ``--ray-address`` and ``--workers``."""
+    if asked.engine == "ray":
+        return RayEngine(address=asked.ray_address, num_workers=prepared.ray_workers)
+    if asked.engine != "local":
+        raise ConfigError(f"Unknown --engine {asked.engine!r}. Choose 'local' or 'ray'.")
+    if asked.ray_address is not None:
+        raise ConfigError("--ray-address needs --engine ray.")
+    return "local"
 
 
 def print_outcome(asked: Asked, gates: dict[str, float], result: RunResult) -> None:
