@@ -34,7 +34,8 @@ likewise): every later row would fail the same way.
 Errors name what the caller gave: a parameter as Python spells it (``out``, ``resume=True``,
 ``timeout=``), through :func:`param` and :func:`keyword`. A front end that calls the API with
 its own names (the CLI's flags) says so with :func:`param_names` around the call; only it
-knows them.
+knows them (the flags of ``Settings``' fields are in the table of settings,
+:func:`ragmeter.settings.setting_flags`).
 """
 
 from __future__ import annotations
