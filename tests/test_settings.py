@@ -40,9 +40,9 @@ def test_metrics_base_re_exports_the_same_class():
 
 
 def test_every_setting_is_in_the_table_with_its_help():
-    from ragmeter.settings import setting_info
+    from ragmeter.settings import settings_table
 
-    table = setting_info()
+    table = settings_table()
     assert list(table) == [item.name for item in dataclasses.fields(Settings)]
     assert all(info.help for info in table.values())
 

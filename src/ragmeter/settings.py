@@ -40,6 +40,7 @@ __all__ = [
     "scoring_settings",
     "setting_flags",
     "setting_info",
+    "settings_table",
 ]
 
 #: A run's deadline unless told otherwise: six hours (CI services end jobs about then).
@@ -455,9 +456,14 @@ def _setting(name: str) -> str:
     return param(name, f"The {name!r} setting")
 
 
-def setting_info(name: str | None = None) -> Any:
-    """The table's entry for the setting ``name``; without a name, every entry by name."""
-    return dict(_TABLE) if name is None else _TABLE[name]
+def setting_info(name: str) -> SettingInfo:
+    """The table's entry for the setting ``name``."""
+    return _TABLE[name]
+
+
+def settings_table() -> dict[str, SettingInfo]:
+    """Every entry of the table of settings, by name, in the order of the fields."""
+    return dict(_TABLE)
 
 
 def setting_flags() -> dict[str, str]:
