@@ -92,7 +92,8 @@ class RunResult:
     #: Metrics whose direction no record gave (a results file without its run record): it
     #: was guessed from the name.
     directions_inferred: list[str] = field(default_factory=list)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: What reports derive from the rows, kept (:meth:`memo`); a copy starts without it.
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def metrics(self) -> list[str]:
@@ -144,7 +145,7 @@ class RunResult:
 
     def with_rows(self, rows: list[RowResult], summary: dict[str, Summary]) -> RunResult:
         """The same run (record, specs, texts) over ``rows`` with their ``summary``."""
-        return replace(self, rows=rows, summary=summary, _memo={})
+        return replace(self, rows=rows, summary=summary)
 
     def with_inputs(self, inputs: Mapping[int, Mapping[str, Any]]) -> RunResult:
         """A copy that knows the input texts of the rows at the given indices (question,
@@ -162,7 +163,7 @@ class RunResult:
             replace(row, details=dict(details[row.index])) if row.index in details else row
             for row in self.rows
         ]
-        return replace(self, rows=rows, _memo={})
+        return replace(self, rows=rows)
 
     def __iter__(self) -> Iterator[RowResult]:
         return iter(self.rows)

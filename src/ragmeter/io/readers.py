@@ -46,6 +46,10 @@ SUFFIXES = {
 
 @dataclass(frozen=True, slots=True)
 class Row:
+    """One input row as a reader read it: its index, its data (None when it could not be
+    read: ``problem`` says why) and where it came from. An input, not a result: a scored
+    row is a :class:`~ragmeter.types.RowResult`."""
+
     index: int
     data: Mapping[str, Any] | None
     #: Where the row came from, for messages ("line 12").
