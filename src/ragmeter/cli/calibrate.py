@@ -15,6 +15,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+import ragmeter
+from ragmeter.cli.gates import parse_thresholds
+from ragmeter.cli.output import EXIT_GATE, err_console, fail, out_console
 from ragmeter.errors import ConfigError, RagmeterError
 
 __all__ = ["GATES", "check_calibrated_gates", "print_calibration", "register"]
@@ -179,10 +182,6 @@ def calibrate_command(
 ) -> None:
     """Agreement of the run's judge with human labels, its bias, and each labelled metric's
     mean from the judge, from the labels, and prediction-powered (PPI++), with 95% intervals."""
-    import ragmeter
-    from ragmeter.cli import parse_thresholds
-    from ragmeter.cli.output import EXIT_GATE, err_console, fail, out_console
-
     try:
         gates = parse_thresholds(fail_under or [], "--fail-under")
         if target_width is not None and not 0.0 < target_width < float("inf"):
