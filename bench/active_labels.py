@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from active_labels_data import judge_key, results
 
 from ragmeter.report.labels.sample import UNIFORM_SHARE, row_uncertainty
-from ragmeter.report.load import load_run
+from ragmeter.results import read_run
 from ragmeter.scoring.calibration import ppi
 
 #: Target widths of the budget test, per set (about 200-300 labels needed with this judge).
@@ -57,7 +57,7 @@ WIDTHS = {"lfqa": 0.05, "wice": 0.1}
 def rows_of(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     path = results(name)
     human = json.loads((path.parent / "human.json").read_text())
-    run = load_run(path)
+    run = read_run(path)
     y, f, u = [], [], []
     for row in run.rows:
         score = row.scores.get("faithfulness")

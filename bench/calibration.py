@@ -213,7 +213,7 @@ def timing(n_rows: int = 100_000, n_labels: int = 500) -> None:
     """Wall and CPU seconds (CPU: this process and the command's; on a shared 2-core machine
     the wall time also counts other programs' turns)."""
     import ragmeter
-    from ragmeter.report.load import load_run
+    from ragmeter.results import no_details, read_run
 
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -254,8 +254,8 @@ def timing(n_rows: int = 100_000, n_labels: int = 500) -> None:
 
         measure("baseline: json.loads of every line, nothing else", parse_only)
         measure(
-            "baseline: load_run (the report's reader)",
-            lambda: load_run(results, keep_details=False),
+            "baseline: read_run (the report's reader)",
+            lambda: read_run(results, details=no_details),
         )
         measure(
             "baseline: ragmeter --version (the command's start-up alone)", lambda: run("--version")
