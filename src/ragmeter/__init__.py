@@ -222,10 +222,6 @@ def _finish_run(
         )
 
 
-#: Until the CLI's Ray branch calls ``evaluate(engine=...)``: what it calls after ``run_ray``.
-finish_run = _finish_run
-
-
 def _figure(result: RunResult, metric: str) -> Any:
     from ragmeter.report.plots import figure_for
 

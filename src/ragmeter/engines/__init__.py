@@ -12,11 +12,11 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from ragmeter.engines.ray_engine import RayEngine, run_ray
+from ragmeter.engines.ray_engine import RayEngine
 from ragmeter.errors import ConfigError, param
 from ragmeter.runner import Engine, LocalEngine
 
-__all__ = ["ENGINES", "Engine", "LocalEngine", "RayEngine", "engine_named", "run_ray"]
+__all__ = ["ENGINES", "Engine", "LocalEngine", "RayEngine", "engine_named"]
 
 #: Engine names accepted by ``evaluate(engine=...)`` and ``ragmeter evaluate --engine``.
 ENGINES: tuple[str, ...] = ("local", "ray")

@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,15 +42,14 @@ from ragmeter.io.columns import ColumnMap
 from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
-from ragmeter.result import RunResult, json_record
+from ragmeter.result import json_record
 from ragmeter.runner import BatchScorer, Plan, Runner, ScoreColumn, ScoredBatch
-from ragmeter.runner.pipeline import prepare_run, run_sync
 from ragmeter.runner.progress import Progress
 from ragmeter.types import RowResult, Usage
 
 log = logging.getLogger("ragmeter")
 
-__all__ = ["RayEngine", "run_ray", "worker_concurrency"]
+__all__ = ["RayEngine", "worker_concurrency"]
 
 T = TypeVar("T")
 
@@ -374,38 +373,6 @@ async def _in_a_thread(items: Iterator[T]) -> AsyncIterator[T]:
             close = getattr(items, "close", None)
             if close is not None:
                 await asyncio.wrap_future(pool.submit(close))
-
-
-def run_ray(
-    data_path: str | os.PathLike[str],
-    metrics: Sequence[str] | str | None = None,
-    *,
-    column_map: Mapping[str, Any] | Iterable[str] | None = None,
-    settings: Settings | None = None,
-    out: str | os.PathLike[str] | None = None,
-    address: str | None = None,
-    num_workers: int | None = None,
-    resume: bool = False,
-    keep_rows: bool = False,
-    progress: bool | None = None,
-    outputs: Mapping[str, Any] | None = None,
-    inputs: Mapping[str, Any] | None = None,
-) -> RunResult:
-    """``ragmeter.evaluate(engine=RayEngine(address, num_workers))`` without the report, for
-    a caller that holds the results file's lock: kept until the CLI calls ``evaluate``."""
-    run = prepare_run(
-        data_path,
-        metrics,
-        column_map=column_map,
-        settings=settings,
-        out=out,
-        resume=resume,
-        keep_rows=keep_rows,
-        outputs=outputs,
-        inputs=inputs,
-        engine=RayEngine(address=address, num_workers=num_workers),
-    )
-    return run_sync(run.score(progress=progress))
 
 
 def _connect(ray: Any, address: str | None, num_workers: int | None) -> bool:
