@@ -459,10 +459,13 @@
     link.download = "labels.jsonl";
     document.body.appendChild(link);
     link.click();
+    // The browser reads the blob after the click returns, when it gets to it: on a busy
+    // machine a second was not always enough (the download failed), so the link is kept
+    // for a minute.
     setTimeout(function () {
       URL.revokeObjectURL(link.href);
       link.remove();
-    }, 1000);
+    }, 60000);
     flash("Exported " + (lines.length - 1) + " labels to labels.jsonl.");
   }
 
