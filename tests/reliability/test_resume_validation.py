@@ -21,8 +21,8 @@ import ragmeter
 from ragmeter.cli import app
 from ragmeter.errors import DataError
 from ragmeter.metrics.base import Settings
-from ragmeter.report.load import load_run
 from ragmeter.result import sidecar_path
+from ragmeter.results import read_run
 from ragmeter.testing.server import TestServer
 
 LEXICAL = "k_precision,token_recall"
@@ -174,7 +174,7 @@ def test_resume_computes_metrics_added_since_the_first_run_and_only_those(
         settings=Settings(judge="openai:test-model", base_url=server.base_url, use_cache=False),
         progress=False,
     )
-    run = load_run(out)
+    run = read_run(out)
     assert len(run.rows) == 6 and len(out.read_text().splitlines()) == 12
     for row, ref in zip(sorted(run.rows, key=lambda r: r.index), reference.rows, strict=True):
         assert dict(row.scores) == ref.scores

@@ -16,7 +16,7 @@ import pytest
 import ragmeter
 from ragmeter.errors import JudgeUnavailableError
 from ragmeter.metrics.base import Settings
-from ragmeter.report.load import load_run
+from ragmeter.results import read_run
 from ragmeter.testing.server import TestServer
 
 METRICS = ["faithfulness", "claim_recall"]
@@ -46,7 +46,7 @@ def test_rows_scored_before_a_refusal_are_written_and_resume_finishes(
     server.reset()
     with pytest.raises(JudgeUnavailableError, match="HTTP 401") as info:
         ragmeter.evaluate(data, METRICS, settings=settings_for(server), out=out)
-    kept = load_run(out).rows
+    kept = read_run(out).rows
     assert kept, "no row scored before the stop was written"
     assert all(not r.failures and dict(r.scores) == expected[r.index] for r in kept)
     assert f"{len(kept)} scored rows are in {out}" in str(info.value)
@@ -54,4 +54,4 @@ def test_rows_scored_before_a_refusal_are_written_and_resume_finishes(
     server.configure(refuse_from_call=0)
     result = ragmeter.evaluate(data, METRICS, settings=settings_for(server), out=out, resume=True)
     assert not result.info["failure_causes"]["infrastructure"]
-    assert {r.index: dict(r.scores) for r in load_run(out).rows} == expected
+    assert {r.index: dict(r.scores) for r in read_run(out).rows} == expected

@@ -28,13 +28,14 @@ def _clip(text: str, limit: int = _REASON_LIMIT) -> str:
 def assert_scores(result: Any, /, **bounds: float) -> None:
     """Fail with a readable message when a metric's mean misses its bound.
 
-    ``result`` is a RunResult (anything with ``.rows`` and ``.info``), a report ``Run`` or
-    the path of a results ``.jsonl``. ``bounds`` maps metric names to a minimum mean (a
+    ``result`` is a RunResult (anything with ``.rows`` and ``.info``) or the path of a
+    results ``.jsonl``. ``bounds`` maps metric names to a minimum mean (a
     maximum for lower-is-better metrics such as ``noise_sensitivity``). A metric with no
     defined score fails. An unknown metric name raises :class:`ragmeter.errors.ConfigError`.
     """
-    from ragmeter.report.html import worst_rows
     from ragmeter.report.load import as_run
+    from ragmeter.report.metric_html import worst_rows
+    from ragmeter.report.scale import direction
 
     if not bounds:
         raise ConfigError(
@@ -61,7 +62,7 @@ def assert_scores(result: Any, /, **bounds: float) -> None:
             continue
         op = "<" if info.higher_is_better else ">"
         lines = [
-            f"  {metric} ({info.direction}): mean {mean:.3f} {op} {kind} {bound:g} ({counts})",
+            f"  {metric} ({direction(info)}): mean {mean:.3f} {op} {kind} {bound:g} ({counts})",
             "    worst samples:",
         ]
         for row in worst_rows(run, metric, _WORST):
