@@ -34,11 +34,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
-import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlparse
@@ -54,7 +51,6 @@ from ragmeter.errors import (
     param,
 )
 from ragmeter.io.redact import (
-    redact,
     redact_url,
     register_secret,
     strip_credentials,
@@ -72,6 +68,16 @@ from ragmeter.judges.llm.planning import (
     simulated_criteria,
     simulated_verification,
 )
+from ragmeter.judges.llm.preflight import check_endpoint
+from ragmeter.judges.llm.replies import (
+    MODES,
+    error_message,
+    format_refused,
+    redact_key,
+    reply_text,
+    token_count,
+)
+from ragmeter.judges.llm.slots import HELD_SLOTS, HeldSlots
 from ragmeter.judges.repeat import current_repeat
 from ragmeter.prompts import Prompt, load_prompt
 from ragmeter.settings import check_options
@@ -84,37 +90,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
-_MODES = ("json_schema", "json_object_schema", "json_object", "none")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 #: More tokens than this in one reply's reported usage (prompt or completion) is no model's
 #: context: the counts are left out of tokens and cost, and counted as implausible.
 MAX_REPLY_TOKENS = 100_000_000
-
-
-def _redact(text: str, secret: str | None) -> str:
-    """``text`` without URL credentials, any 8+ character run of a known key or ``secret``,
-    or anything shaped like an OpenAI key."""
-    return re.sub(r"sk-[A-Za-z0-9_\-*.]{6,}", "sk-***", redact(text, [secret]))
-
-
-class _HeldSlots:
-    """The concurrency slots of the requests a :meth:`OpenAIJudge._complete` made, kept
-    until their replies are stored or dropped (:meth:`release`)."""
-
-    def __init__(self) -> None:
-        self.slots: list[asyncio.Semaphore] = []
-
-    def release(self) -> None:
-        """Give every slot held back (later calls do nothing)."""
-        while self.slots:
-            self.slots.pop().release()
-
-
-#: The slots of the completion being made in this task (None: a request gives its slot back
-#: as its reply arrives).
-_HELD: contextvars.ContextVar[_HeldSlots | None] = contextvars.ContextVar(
-    "ragmeter_judge_held_slots", default=None
-)
 
 
 class OpenAIJudge:
@@ -192,7 +171,7 @@ class OpenAIJudge:
         self.price_in = price_in
         self.price_out = price_out
         self.params: dict[str, Any] = {"temperature": temperature}
-        self._mode = _MODES[0]
+        self._mode = MODES[0]
         self._analyze_prompt: Prompt = load_prompt("analyze")
         self._verify_prompt: Prompt = load_prompt("verify")
         self._criteria_prompt: Prompt = load_prompt("criteria")
@@ -246,8 +225,8 @@ class OpenAIJudge:
     def _record_tokens(self, response: Any) -> None:
         usage = response.get("usage") if isinstance(response, dict) else None
         usage = usage if isinstance(usage, dict) else {}
-        prompt = _count(usage.get("prompt_tokens"))
-        completion = _count(usage.get("completion_tokens"))
+        prompt = token_count(usage.get("prompt_tokens"))
+        completion = token_count(usage.get("completion_tokens"))
         if max(prompt, completion) > MAX_REPLY_TOKENS:
             self.usage.implausible_usage += 1
             log.warning(
@@ -292,7 +271,7 @@ class OpenAIJudge:
             403: "The key lacks access to this model or endpoint.",
             404: f"Check the model name and {keyword('base_url')} (it usually ends in /v1).",
         }.get(status, "")
-        text = _redact(
+        text = redact_key(
             f"The judge endpoint {self.public_endpoint} answered HTTP {status} for model "
             f"{self.model!r}: {message}. {hint}".strip(),
             self._api_key,
@@ -343,12 +322,12 @@ class OpenAIJudge:
                 raise JudgeUnavailableError(str(self._unavailable))
             await semaphore.acquire()
 
-        def format_refused(status: int, problem: str) -> bool:
+        def step_down(status: int, problem: str) -> bool:
             """A refused response format steps down (once per refused mode); ask again."""
-            if sent_mode == "none" or not _format_refused(status, problem):
+            if sent_mode == "none" or not format_refused(status, problem):
                 return False
             if self._mode == sent_mode:  # not already stepped down by another request
-                self._mode = _MODES[_MODES.index(sent_mode) + 1]
+                self._mode = MODES[MODES.index(sent_mode) + 1]
                 log.info(
                     "Judge %s: response_format %s refused (HTTP %s); now using %s.",
                     self.name,
@@ -365,19 +344,19 @@ class OpenAIJudge:
         response = await send_with_retries(
             send,
             self._retries,
-            status_problem=_error_message,
+            status_problem=error_message,
             give_up=self._gave_up,
-            send_again=format_refused,
+            send_again=step_down,
             retrying=retrying,
             wait_for_slot=acquire,
         )
-        held = _HELD.get()
+        held = HELD_SLOTS.get()
         if held is None:
             semaphore.release()
         else:
             held.slots.append(semaphore)  # the successful try's slot, given back by _complete
         self._record_tokens(response)
-        return _reply_text(response)
+        return reply_text(response)
 
     def _gave_up(self, why: GaveUp) -> JudgeError:
         """The error of a request that gave up; a refusal, or an endpoint gone, is remembered
@@ -395,7 +374,7 @@ class OpenAIJudge:
         if why.reason == "no_reply":
             return self._gone(
                 JudgeUnavailableError(
-                    _redact(
+                    redact_key(
                         f"The judge endpoint {self.public_endpoint} gave no reply to "
                         f"{self._retries.breaker.limit} requests in a row (the last: "
                         f"{why.problem}). Check that the server is up and answers, or raise "
@@ -407,7 +386,7 @@ class OpenAIJudge:
         if why.reason == "unreachable":
             return self._gone(
                 JudgeUnavailableError(
-                    _redact(
+                    redact_key(
                         f"The judge endpoint {self.public_endpoint} cannot be reached any more: "
                         f"{why.problem}, {why.retries} retries. Start the server, or fix "
                         f"{keyword('base_url')} / OPENAI_BASE_URL.",
@@ -416,7 +395,7 @@ class OpenAIJudge:
                 )
             )
         return JudgeError(
-            _redact(
+            redact_key(
                 f"The judge endpoint {self.public_endpoint} failed after {why.retries} "
                 f"retries: {why.problem}. Check that the server is up, or raise "
                 f"{keyword('timeout')}.",
@@ -485,8 +464,8 @@ class OpenAIJudge:
         # A request keeps its concurrency slot until its reply is stored (or dropped): the
         # calls the endpoint answered and the cache lacks are never more than
         # ``max_concurrency``, so a run killed at any moment asks again at most that many.
-        held = _HeldSlots()
-        token = _HELD.set(held)
+        held = HeldSlots()
+        token = HELD_SLOTS.set(held)
         try:
             content = await self._request(messages, schema_name, schema)
             try:
@@ -517,7 +496,7 @@ class OpenAIJudge:
                 # before the reply is stored: a later run with another key, or none, could
                 # not redact it. The value returned is read from the stored text, so a cached
                 # rerun scores alike.
-                stored = _redact(content, self._api_key)
+                stored = redact_key(content, self._api_key)
                 if stored != content:
                     try:
                         value = parse(stored)
@@ -527,7 +506,7 @@ class OpenAIJudge:
             return value, False
         finally:
             held.release()
-            _HELD.reset(token)
+            HELD_SLOTS.reset(token)
 
     # ------------------------------------------------------------ the protocol
 
@@ -601,41 +580,9 @@ class OpenAIJudge:
         }
 
     async def preflight(self) -> None:
-        """Check the key and the endpoint before the first sample; raise JudgeError if unusable."""
-        import openai
-
-        if self._api_key is None and self.key_required:
-            raise JudgeError(self._missing_key_message())
-        _, client = self._bind()
-        try:
-            page = await client.with_options(timeout=min(self.timeout, 15.0)).models.list()
-        except openai.APIStatusError as exc:
-            if exc.status_code in (401, 403):
-                raise self._http_error(exc.status_code, _error_message(exc)) from None
-            # Some compatible servers have no /models route; the first request will tell.
-            log.info(
-                "Judge preflight: %s has no usable /models (HTTP %s).",
-                self.public_endpoint,
-                exc.status_code,
-            )
-            return
-        except openai.APIConnectionError as exc:
-            raise JudgeUnavailableError(
-                _redact(
-                    f"Cannot reach the judge endpoint {self.public_endpoint} "
-                    f"({exc.__cause__ or exc}). Start the server, or fix "
-                    f"{keyword('base_url')} / OPENAI_BASE_URL.",
-                    self._api_key,
-                )
-            ) from None
-        models = [m.id for m in getattr(page, "data", []) or []]
-        if models and self.model not in models:
-            log.warning(
-                "Judge model %r is not listed by %s (it lists %s).",
-                self.model,
-                self.public_endpoint,
-                ", ".join(models[:10]),
-            )
+        """Check the key and the endpoint before the first sample; raise JudgeError if unusable
+        (:func:`~ragmeter.judges.llm.preflight.check_endpoint`)."""
+        await check_endpoint(self)
 
     async def aclose(self) -> None:
         client, self._client = self._client, None
@@ -643,49 +590,3 @@ class OpenAIJudge:
         if client is not None:
             with contextlib.suppress(RuntimeError):  # the loop that owned it is gone
                 await client.close()
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def _reply_text(response: Any) -> str:
-    """The first choice's message text of a chat completion body ("" when absent)."""
-    if not isinstance(response, dict):
-        return ""
-    choices = response.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return ""
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else ""
-
-
-def _format_refused(status: int, message: str) -> bool:
-    """Whether an error answers the response format (then the next mode is tried): a 400/422
-    about it, or a 500 naming the ``response_format`` field, as llama-cpp-python's server
-    answers a type it does not know (its request validation error, wrapped as a 500)."""
-    if status in (400, 422):
-        return _about_format(message)
-    return status == 500 and "response_format" in message
-
-
-#: Words by which a 400/422 names the response format: its field, its types, or the field
-#: spelled out. A bare "format" or "schema" is not enough: "messages[3].content: invalid format"
-#: is about a message, and stepping down would lose structured output for the whole run.
-_FORMAT_WORDS = re.compile(r"response[_ ]format|json_schema|json_object", re.IGNORECASE)
-
-
-def _about_format(message: str) -> bool:
-    """Whether a 400/422 complains about the response format (then JSON mode is tried)."""
-    return _FORMAT_WORDS.search(message) is not None
-
-
-def _error_message(exc: Any) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-        return json.dumps(body)[:300]
-    return str(getattr(exc, "message", exc))[:300]
