@@ -49,9 +49,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from ragmeter import evaluate  # noqa: E402
 from ragmeter.config.criteria import Criterion  # noqa: E402
 from ragmeter.metrics.base import Settings  # noqa: E402
-from ragmeter.runner import evaluate  # noqa: E402
 
 METRICS = [
     "noise_sensitivity_relevant",

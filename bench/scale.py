@@ -8,8 +8,9 @@
 
    in a subprocess, sampling the child's resident memory every 0.2 s. It prints rows/s and
    peak RSS of both runs and their ratio (flat memory: the ratio stays near 1).
-2. Runs the Ray engine in-process (``run_ray``) on ``--ray-rows`` rows (100k by default) with
-   1 and 2 workers on one local Ray instance started once, prints rows/s and the ratio, and
+2. Runs the Ray engine in-process (``evaluate(engine=RayEngine(...))``) on ``--ray-rows``
+   rows (100k by default) with 1 and 2 workers on one local Ray instance started once,
+   prints rows/s and the ratio, and
    checks that both write the same rows as the local CLI run on the same file.
 
 Run::
@@ -132,7 +133,8 @@ def _same_rows(a: Path, b: Path) -> bool:
 
 
 def run_ray_engine(data: Path, out: Path, rows: int, workers: int) -> Measured:
-    from ragmeter.engines import run_ray
+    import ragmeter
+    from ragmeter.engines import RayEngine
 
     start = time.perf_counter()
     peak = [0]
@@ -147,7 +149,8 @@ def run_ray_engine(data: Path, out: Path, rows: int, workers: int) -> Measured:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        run_ray(data, METRICS, out=out, num_workers=workers, progress=False)
+        engine = RayEngine(num_workers=workers)
+        ragmeter.evaluate(data, METRICS, out=out, engine=engine, progress=False, keep_rows=False)
     finally:
         stop.set()
         sampler.join()

@@ -9,22 +9,19 @@
 >>> result.summary["k_precision"].mean
 1.0
 
-Names that look alike, told apart once:
+One model of a run:
 
 - :class:`RunResult` is what :func:`evaluate` returns (rows, summaries, usage, the run
-  record); :class:`ragmeter.report.Run` is a run's results read back for reports (from a
-  results file or a RunResult, metrics not in the registry included);
-  :class:`ragmeter.metrics.base.RunContext` is what the metric families share while a run
-  scores (settings, the judge, models, usage).
-- :class:`RowResult` is one row's scores, reasons and failures as a run produces it;
-  :class:`ragmeter.report.ReportRow` is one row as a report reads it back;
+  record) and what a results file reads back into (:func:`ragmeter.results.read_run`: the
+  summaries and metric specs from its run record); the report, ``compare``, ``label`` and
+  :func:`calibrate` take it. :class:`ragmeter.metrics.base.RunContext` is what the metric
+  families share while a run scores (settings, the judge, models, usage).
+- :class:`RowResult` is one row's scores, reasons and failures;
   :class:`ragmeter.io.readers.Row` is one input row as read (its index, data and where).
-- :class:`MetricSpec` is what the registry knows about a metric (fields it needs, family,
-  direction, range); :class:`ragmeter.report.MetricInfo` is what a report knows about a
-  metric from a results file (direction and range, ``inferred`` when guessed from the name).
-- :class:`ragmeter.runner.BatchScorer` scores a batch of rows through every family;
-  :class:`ragmeter.runner.Runner` runs them in order with resume, the run record and the
-  summaries.
+- :class:`MetricSpec` is a metric's fields, family, direction and range.
+- :func:`evaluate` (``engine="local"`` or ``"ray"``) is the one way to start a run: the
+  runner sets it up once (:mod:`ragmeter.runner.pipeline`) and writes what an engine scores
+  (:class:`ragmeter.runner.LocalEngine`, :class:`ragmeter.engines.RayEngine`).
 """
 
 from __future__ import annotations
@@ -59,7 +56,7 @@ from ragmeter.types import Failure, Judge, MetricSpec, RowResult, Sample, Score,
 
 if TYPE_CHECKING:
     from ragmeter.io.labels import LabelSet
-    from ragmeter.report.calibration import Calibration
+    from ragmeter.scoring.calibration.record import Calibration
 
 
 def evaluate(
@@ -241,24 +238,21 @@ def calibrate(
     and bias, and the mean from the judge, from the labels and prediction-powered (PPI++),
     each with a 95% interval (``docs/calibration.md``).
 
-    ``results`` is a results ``.jsonl`` path, a :class:`RunResult` or a
-    :class:`ragmeter.report.Run`; ``labels`` a labels file (JSONL or CSV) or a
-    :class:`ragmeter.io.labels.LabelSet`. Returns a
-    :class:`ragmeter.report.calibration.Calibration`: ``.as_dict()`` is the JSON object of
-    ``ragmeter calibrate --json``, ``cal["faithfulness"].calibrated.ci`` an interval.
+    ``results`` is a results ``.jsonl`` path or a :class:`RunResult`; ``labels`` a labels file
+    (JSONL or CSV) or a :class:`ragmeter.io.labels.LabelSet`. Returns a
+    :class:`ragmeter.scoring.calibration.record.Calibration`: ``.as_dict()`` is the JSON
+    object of ``ragmeter calibrate --json``, ``cal["faithfulness"].calibrated.ci`` an interval.
     With ``target_width``, each metric's ``budget`` says about how many labelled rows bring
     its calibrated interval to that width.
     """
     from ragmeter.io.labels import LabelSet, read_labels
-    from ragmeter.report.calibration import calibrate_run, read_run_for_labels
-    from ragmeter.report.load import as_run
+    from ragmeter.report.calibration.calibrate import calibrate_run
+    from ragmeter.report.calibration.table import read_run_for_labels
 
     label_set = labels if isinstance(labels, LabelSet) else read_labels(labels)
     if isinstance(results, str | os.PathLike):
-        run = read_run_for_labels(results, label_set)  # one pass; labelled rows' details
-    else:
-        run = as_run(results)
-    return calibrate_run(run, label_set, target_width=target_width)
+        results = read_run_for_labels(results, label_set)  # one pass; labelled rows' details
+    return calibrate_run(results, label_set, target_width=target_width)
 
 
 def __getattr__(name: str) -> Any:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from ragmeter import evaluate
 from ragmeter.config.criteria import CriteriaRequest, Criterion
 from ragmeter.errors import JudgeReplyError
 from ragmeter.judges.llm import criteria as C
 from ragmeter.judges.llm.openai_judge import OpenAIJudge
 from ragmeter.prompts import load_prompt
-from ragmeter.runner import evaluate
 from ragmeter.settings import Settings
 from ragmeter.testing.server import TestServer
 from ragmeter.types import Usage

@@ -29,7 +29,7 @@ def local_ray() -> Iterator[None]:
 
 
 def test_a_python_metric_scores_on_ray_as_on_the_local_engine(local_ray, tmp_path) -> None:
-    from ragmeter.engines.ray_engine import run_ray
+    from ragmeter.engines import RayEngine
 
     @ragmeter.metric(needs=("answer",))
     def short_answer(sample: ragmeter.Sample) -> float:
@@ -42,7 +42,9 @@ def test_a_python_metric_scores_on_ray_as_on_the_local_engine(local_ray, tmp_pat
         data = tmp_path / "data.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows))
         local = ragmeter.evaluate(data, [short_answer], progress=False)
-        on_ray = run_ray(data, ["short_answer"], num_workers=1, keep_rows=True)
+        on_ray = ragmeter.evaluate(
+            data, ["short_answer"], engine=RayEngine(num_workers=1), keep_rows=True
+        )
     finally:
         registry.undefine("short_answer")
     assert on_ray["short_answer"] == local["short_answer"] == [1.0, 0.0, None]
