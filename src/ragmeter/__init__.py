@@ -17,7 +17,7 @@ One model of a run:
   :func:`calibrate` take it. :class:`ragmeter.metrics.base.RunContext` is what the metric
   families share while a run scores (settings, the judge, models, usage).
 - :class:`RowResult` is one row's scores, reasons and failures;
-  :class:`ragmeter.io.readers.Row` is one input row as read (its index, data and where).
+  :class:`ragmeter.io.rows.Row` is one input row as read (its index, data and where).
 - :class:`MetricSpec` is a metric's fields, family, direction and range.
 - :func:`evaluate` (``engine="local"`` or ``"ray"``) is the one way to start a run: the
   runner sets it up once (:mod:`ragmeter.runner.pipeline`) and writes what an engine scores

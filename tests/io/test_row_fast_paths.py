@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.io.columns import ColumnMap, _BadValue, _coerce, to_sample, to_samples
-from ragmeter.io.readers import MAX_DEPTH, _shallow_row, _too_deep, open_rows
+from ragmeter.io.readers import open_rows
+from ragmeter.io.rows import MAX_DEPTH, shallow_row, too_deep
 from ragmeter.types import FIELDS, Sample
 
 
@@ -63,7 +64,7 @@ def test_too_deep_is_whether_the_value_nests_more_levels_than_the_limit(
 ) -> None:
     if levels(value) == 0:
         return  # only containers are checked
-    assert _too_deep(value, limit) == (levels(value) > limit)
+    assert too_deep(value, limit) == (levels(value) > limit)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3])
@@ -71,15 +72,15 @@ def test_a_list_of_texts_at_the_limit_is_read_and_one_level_more_is_not(limit: i
     value: Any = ["a", "b"]
     for _ in range(limit - 1):
         value = {"x": value}
-    assert _too_deep(value, limit) is False
-    assert _too_deep({"x": value}, limit) is True
-    assert _too_deep([value], limit) is True
+    assert too_deep(value, limit) is False
+    assert too_deep({"x": value}, limit) is True
+    assert too_deep([value], limit) is True
 
 
 def test_a_row_with_texts_in_lists_of_every_kind_is_read_whole() -> None:
     row = {"contexts": ["a", Text("b")], "ids": [1, 2.5, True, None], "t": ("x",), "m": {}}
-    assert _shallow_row(0, row, "row 0") == _shallow_row(0, MappingProxyType(row), "row 0")
-    assert _shallow_row(0, row, "row 0").data is row
+    assert shallow_row(0, row, "row 0") == shallow_row(0, MappingProxyType(row), "row 0")
+    assert shallow_row(0, row, "row 0").data is row
 
 
 def test_rows_nested_past_the_limit_fail_whatever_their_type() -> None:
@@ -87,7 +88,7 @@ def test_rows_nested_past_the_limit_fail_whatever_their_type() -> None:
     for _ in range(MAX_DEPTH):
         deep = [deep]
     for data in ({"metadata": deep}, MappingProxyType({"metadata": deep}), deep, tuple(deep)):
-        row = _shallow_row(3, data, "row 3")
+        row = shallow_row(3, data, "row 3")
         assert row.data is None
         assert row.problem == f"row 3 is nested deeper than {MAX_DEPTH} levels of lists and " + (
             "objects; flatten it"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import ragmeter
-from ragmeter.io.readers import MAX_DEPTH
+from ragmeter.io.rows import MAX_DEPTH
 
 OK = {"answer": "Paris is in France", "contexts": ["Paris is in France."]}
 

@@ -39,7 +39,8 @@ import numpy as np
 
 from ragmeter.errors import ConfigError, RagmeterError, current_param_names, param, param_names
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.readers import SUFFIXES, Row, csv_cell, jsonl_row
+from ragmeter.io.readers import SUFFIXES, csv_cell, jsonl_row
+from ragmeter.io.rows import Row
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.result import json_record

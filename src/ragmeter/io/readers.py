@@ -1,6 +1,7 @@
 """Readers that stream rows from files and in-memory datasets.
 
-Every reader yields ``Row`` objects: the row's position in the input, its data (a mapping),
+Every reader yields ``Row`` objects (:mod:`ragmeter.io.rows`; a ``.json`` file's are
+:mod:`ragmeter.io.json_array`'s): the row's position in the input, its data (a mapping),
 and, when the row itself could not be read, the problem (a bad JSON line, say). A bad row never
 stops the stream; an unreadable file, or one without a single row, raises ``DataError`` before
 the first row.
@@ -9,30 +10,36 @@ the first row.
 from __future__ import annotations
 
 import csv
-import difflib
-import hashlib
 import io
 import json
 import math
-import re
 import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from itertools import chain, islice
 from pathlib import Path
 from typing import Any
 
 from ragmeter.errors import DataError
-
-#: Containers nested deeper than this in one row make that row a failure: Python's JSON reader
-#: and writer recurse, so a line nested ~1,000 deep would otherwise stop the whole run.
-MAX_DEPTH = 100
+from ragmeter.io.json_array import json_rows
+from ragmeter.io.rows import (
+    TOO_DEEP,
+    ReadHash,
+    Row,
+    RowSource,
+    hashed_open,
+    peeked,
+    shallow_row,
+)
 
 #: Text files up to this size have their rows counted first, for the progress bar's total.
 COUNT_ROWS_UP_TO = 256 * 2**20
+
+
 #: The longest JSONL line read as a row; a longer one fails its row (read in pieces, not whole).
 MAX_LINE_BYTES = 64 * 2**20
-_SKIP_CHUNK = 2**20
+
+
+SKIP_CHUNK = 2**20
+
 
 SUFFIXES = {
     ".jsonl": "jsonl",
@@ -42,93 +49,6 @@ SUFFIXES = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One input row as a reader read it: its index, its data (None when it could not be
-    read: ``problem`` says why) and where it came from. An input, not a result: a scored
-    row is a :class:`~ragmeter.types.RowResult`."""
-
-    index: int
-    data: Mapping[str, Any] | None
-    #: Where the row came from, for messages ("line 12").
-    where: str
-    problem: str | None = None
-
-
-class ReadHash:
-    """The sha256 of the bytes a reader took from its file, known once it read to the end.
-
-    A file that grows while it is read is hashed as read: the hash matches the rows.
-    """
-
-    __slots__ = ("_digest", "_done")
-
-    def __init__(self) -> None:
-        self._digest = hashlib.sha256()
-        self._done = False
-
-    def update(self, data: bytes) -> None:
-        self._digest.update(data)
-
-    def finish(self) -> None:
-        self._done = True
-
-    def hexdigest(self) -> str | None:
-        """The digest of every byte read, or None before the reader reached the end."""
-        return self._digest.hexdigest() if self._done else None
-
-
-class _HashingFile(io.RawIOBase):
-    """A binary file whose bytes go through ``seen`` as they are read (once each)."""
-
-    def __init__(self, raw: Any, seen: ReadHash) -> None:
-        self._raw = raw
-        self._seen = seen
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = self._raw.readinto(buffer)
-        if n:
-            self._seen.update(bytes(memoryview(buffer)[:n]))
-        return n or 0
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-#: Bytes read from the file at a time through the hashing layer (few Python calls a file).
-_HASH_BUFFER = 1 << 20
-
-
-def _hashed_open(path: Path, seen: ReadHash) -> io.BufferedReader:
-    """``path`` opened for reading in binary, its bytes hashed into ``seen`` as read."""
-    return io.BufferedReader(_HashingFile(path.open("rb", buffering=0), seen), _HASH_BUFFER)
-
-
-@dataclass(slots=True)
-class RowSource:
-    """A stream of rows plus what is known up front about the columns and size."""
-
-    rows: Iterator[Row]
-    columns: list[str]
-    total: int | None
-    name: str
-    #: The hash of the file's bytes as the rows were read (text files), else None.
-    read_hash: ReadHash | None = None
-
-    def __iter__(self) -> Iterator[Row]:
-        return self.rows
-
-    def peek(self, n: int) -> list[Row]:
-        """The next ``n`` rows, left in the stream (iterating yields them again)."""
-        head = list(islice(self.rows, n))
-        self.rows = chain(head, self.rows)
-        return head
 
 
 def open_rows(data: Any, *, peek: int = 200) -> RowSource:
@@ -154,8 +74,8 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
             "or a Hugging Face Dataset. For a dict of columns use pandas.DataFrame(data)."
         )
     if isinstance(data, Iterable):
-        return _peeked(
-            (_shallow_row(i, r, f"row {i}") for i, r in enumerate(data)),
+        return peeked(
+            (shallow_row(i, r, f"row {i}") for i, r in enumerate(data)),
             peek,
             "data",
             len(data) if hasattr(data, "__len__") else None,
@@ -165,37 +85,6 @@ def open_rows(data: Any, *, peek: int = 200) -> RowSource:
         f"Cannot read data of type {type(data).__name__}. Pass a path (.jsonl, .json, .csv, "
         ".parquet), a pandas DataFrame, a Hugging Face Dataset or a list of dicts."
     )
-
-
-def _peeked(
-    rows: Iterator[Row], peek: int, name: str, total: int | None, *, empty: Callable[[], str]
-) -> RowSource:
-    head = list(islice(rows, peek))
-    if not head:
-        raise DataError(empty())
-    if all(row.data is None and row.problem for row in head):
-        # No column can be found in rows none of which could be read: say why they could not.
-        shown = "; ".join(str(row.problem) for row in head[:3])
-        more = f"; and {len(head) - 3} more" if len(head) > 3 else ""
-        what = (
-            f"none of the {len(head)} rows"
-            if len(head) < peek
-            else f"none of the first {peek} rows"
-        )
-        raise DataError(
-            f"{name}: {what} can be read ({shown}{more}). Check that the file is in the "
-            "format its suffix says, one sample per row."
-        )
-    columns: dict[str, None] = {}
-    for row in head:
-        if isinstance(row.data, Mapping):
-            columns.update(dict.fromkeys(map(str, row.data)))
-
-    def chained() -> Iterator[Row]:
-        yield from head
-        yield from rows
-
-    return RowSource(chained(), list(columns), total, name)
 
 
 def _nonempty(source: RowSource, message: str) -> RowSource:
@@ -261,7 +150,7 @@ def _open_path(path: Path, peek: int) -> RowSource:
         seen = ReadHash()
         if fmt == "jsonl":
             _check_utf8_start(path)
-            source = _peeked(
+            source = peeked(
                 _jsonl_rows(path, seen),
                 peek,
                 str(path),
@@ -272,9 +161,9 @@ def _open_path(path: Path, peek: int) -> RowSource:
                 ),
             )
         elif fmt == "json":
-            source = _json_rows(path, seen)
+            source = json_rows(path, seen)
         elif fmt == "csv":
-            source = _peeked(
+            source = peeked(
                 _csv_rows(path, seen),
                 peek,
                 str(path),
@@ -344,13 +233,13 @@ def _count_csv(path: Path) -> int:
 
 
 def _jsonl_rows(path: Path, seen: ReadHash | None = None) -> Iterator[Row]:
-    with path.open("rb") if seen is None else _hashed_open(path, seen) as fh:
+    with path.open("rb") if seen is None else hashed_open(path, seen) as fh:
         index = 0
         lineno = 0
         while raw := fh.readline(MAX_LINE_BYTES + 1):
             lineno += 1
             if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                while (rest := fh.readline(_SKIP_CHUNK)) and not rest.endswith(b"\n"):
+                while (rest := fh.readline(SKIP_CHUNK)) and not rest.endswith(b"\n"):
                     pass  # the rest of the line, read in bounded pieces and dropped
                 yield Row(
                     index,
@@ -383,193 +272,15 @@ def jsonl_row(index: int, raw: bytes | str, *, where: str, name: str) -> Row:
     except ValueError as exc:
         return Row(index, None, where, f"{where} of {name} is not valid JSON: {exc}")
     except RecursionError:
-        return Row(index, None, where, f"{where} of {name} {_TOO_DEEP}")
+        return Row(index, None, where, f"{where} of {name} {TOO_DEEP}")
     if isinstance(data, dict):
-        return _shallow_row(index, data, where, f"{where} of {name}")
+        return shallow_row(index, data, where, f"{where} of {name}")
     return Row(
         index,
         None,
         where,
         f"{where} of {name} holds a JSON {type(data).__name__}, expected an object",
     )
-
-
-def _json_rows(path: Path, seen: ReadHash | None = None) -> RowSource:
-    raw = path.read_bytes()
-    if seen is not None:
-        seen.update(raw)
-        seen.finish()
-    if not raw.strip():
-        raise DataError(
-            f"The file {path} has no rows. It is empty; a .json file holds a list of objects, "
-            "one per sample."
-        )
-    try:
-        data = json.loads(raw)
-    except ValueError as exc:
-        raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
-    except RecursionError:
-        data = _json_list_items(path, raw)
-    if isinstance(data, dict):
-        # "results": RAGChecker's checking_inputs.json.
-        for key in _ROW_KEYS:
-            if isinstance(data.get(key), list):
-                data = data[key]
-                break
-        else:
-            raise DataError(_no_row_list(path, data))
-    if not isinstance(data, list):
-        raise DataError(
-            f"{str(path)!r} must hold a JSON list of objects (one per sample). "
-            f"Got a JSON {type(data).__name__}. For one object per line use .jsonl."
-        )
-    empty = f"The file {path} has no rows. Its JSON list is empty; put one object per sample in it."
-    if not data:
-        raise DataError(empty)
-    rows = (_json_item(i, r, path.name) for i, r in enumerate(data))
-    return _peeked(rows, 200, str(path), len(data), empty=lambda: empty)
-
-
-_TOO_DEEP = f"is nested deeper than {MAX_DEPTH} levels of lists and objects; flatten it"
-#: An item of a .json list too deep to parse.
-_DEEP_ITEM = object()
-#: A string or a bracket of JSON text, for skipping a value too deep to parse.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-
-
-#: What nests, and (checked first, by exact type: the common case) what never does.
-_NESTING = (Mapping, list, tuple)
-_FLAT_TYPES = frozenset({str, int, float, bool, type(None)})
-
-
-def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``value`` nests mappings, lists or tuples more than ``limit`` levels deep."""
-    stack = [(value, 1)]
-    while stack:
-        obj, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in obj.values() if type(obj) is dict or isinstance(obj, Mapping) else obj:
-            kind = type(child)
-            if kind in _FLAT_TYPES:
-                continue
-            if kind is list and depth < limit and _FLAT_TYPES.issuperset(map(type, child)):
-                continue  # a list of flat values (a row's contexts) within the limit: a leaf
-            if isinstance(child, _NESTING):
-                stack.append((child, depth + 1))
-    return False
-
-
-def _flat_row(data: dict[Any, Any]) -> bool:
-    """Whether every value of ``data`` is flat or a list of flat values: two levels, never
-    too deep (:data:`MAX_DEPTH` is above 2)."""
-    flat = _FLAT_TYPES
-    for child in data.values():
-        kind = type(child)
-        if kind not in flat and not (kind is list and flat.issuperset(map(type, child))):
-            return False
-    return True
-
-
-def _shallow_row(index: int, data: Any, where: str, what: str | None = None) -> Row:
-    """``Row(index, data, where)``, or a failed row when ``data`` nests too deep to handle."""
-    if type(data) is dict and _flat_row(data):
-        return Row(index, data, where)  # the common row, as _too_deep finds it
-    if (type(data) is dict or isinstance(data, _NESTING)) and _too_deep(data):
-        return Row(index, None, where, f"{what or where} {_TOO_DEEP}")
-    return Row(index, data, where)
-
-
-def _json_list_items(path: Path, raw: bytes) -> list[Any]:
-    """The items of a JSON list one by one, an item too deep to parse as ``_DEEP_ITEM``.
-
-    Used only when parsing the whole file hit the recursion limit.
-    """
-    text = raw.decode(json.detect_encoding(raw)).lstrip("\ufeff")
-    decoder = json.JSONDecoder()
-    items: list[Any] = []
-
-    def skip_space(i: int) -> int:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    i = skip_space(0)
-    if not text.startswith("[", i):
-        raise DataError(
-            f"{str(path)!r} nests JSON deeper than Python can read. Give the samples as a "
-            "JSON list of objects, or as JSONL (one object per line)."
-        )
-    i = skip_space(i + 1)
-    while i < len(text) and text[i] != "]":
-        try:
-            item, i = decoder.raw_decode(text, i)
-        except ValueError as exc:
-            raise DataError(f"{str(path)!r} is not valid JSON: {exc}.") from None
-        except RecursionError:
-            item, i = _DEEP_ITEM, _skip_value(path, text, i)
-        items.append(item)
-        i = skip_space(i)
-        if text.startswith(",", i):
-            i = skip_space(i + 1)
-        elif not text.startswith("]", i):
-            raise DataError(f"{str(path)!r} is not valid JSON: expected ',' or ']' at char {i}.")
-    return items
-
-
-def _skip_value(path: Path, text: str, start: int) -> int:
-    """The end of the array or object that starts at ``start``."""
-    depth = 0
-    for match in _JSON_TOKEN.finditer(text, start):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-        elif token in "]}":
-            depth -= 1
-            if depth == 0:
-                return match.end()
-    raise DataError(f"{str(path)!r} is not valid JSON: an array or object is never closed.")
-
-
-#: The keys of a JSON object whose list holds the rows ("results": RAGChecker's
-#: checking_inputs.json).
-_ROW_KEYS = ("data", "rows", "samples", "records", "results")
-
-
-def _no_row_list(path: Path, data: dict[Any, Any]) -> str:
-    """Why a JSON object holds no rows, naming its keys and the one the user likely meant
-    (``"result"`` for RAGChecker's ``"results"``)."""
-    keys = [str(k) for k in data]
-    shown = ", ".join(repr(k) for k in keys[:10]) + (", ..." if len(keys) > 10 else "")
-    wanted = ", ".join(repr(k) for k in _ROW_KEYS)
-    message = (
-        f"{str(path)!r} must hold a JSON list of objects (one per sample), at the top level "
-        f"or under one of the keys {wanted} (RAGChecker's checking_inputs.json uses "
-        f"'results'). It is a JSON object with none of them; its keys: {shown or '(none)'}."
-    )
-    for key in keys:
-        close = difflib.get_close_matches(key.lower(), _ROW_KEYS, n=1, cutoff=0.6)
-        if close:
-            found = data[key]
-            what = "a list" if isinstance(found, list) else f"a JSON {type(found).__name__}"
-            if isinstance(found, list):
-                return f"{message} Did you mean {close[0]!r}? Rename {key!r} ({what}) to it."
-            return f"{message} {key!r} is {what}, not a list of rows."
-    lists = [k for k in keys if isinstance(data[k], list)]
-    if lists:
-        return f"{message} Rename the key that holds the rows ({lists[0]!r}?) to 'rows'."
-    return f"{message} For one object per line use .jsonl."
-
-
-def _json_item(index: int, item: Any, name: str) -> Row:
-    where = f"item {index}"
-    if item is _DEEP_ITEM:
-        return Row(index, None, where, f"{where} of {name} {_TOO_DEEP}")
-    if not isinstance(item, dict):
-        return Row(
-            index, None, where, f"{where} is a JSON {type(item).__name__}, expected an object"
-        )
-    return _shallow_row(index, item, where, f"{where} of {name}")
 
 
 def csv_cell(value: str | None) -> Any:
@@ -588,7 +299,7 @@ def csv_cell(value: str | None) -> Any:
 
 def _csv_rows(path: Path, seen: ReadHash | None = None) -> Iterator[Row]:
     csv.field_size_limit(1 << 30)
-    binary = path.open("rb") if seen is None else _hashed_open(path, seen)
+    binary = path.open("rb") if seen is None else hashed_open(path, seen)
     with io.TextIOWrapper(binary, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         try:
@@ -602,9 +313,9 @@ def _csv_rows(path: Path, seen: ReadHash | None = None) -> Iterator[Row]:
                 try:
                     data = {k: csv_cell(v) for k, v in record.items()}
                 except RecursionError:
-                    yield Row(index, None, where, f"{where} of {path.name} {_TOO_DEEP}")
+                    yield Row(index, None, where, f"{where} of {path.name} {TOO_DEEP}")
                     continue
-                yield _shallow_row(index, data, where, f"{where} of {path.name}")
+                yield shallow_row(index, data, where, f"{where} of {path.name}")
             if seen is not None:
                 seen.finish()
         except UnicodeDecodeError as exc:
@@ -662,7 +373,7 @@ def _from_pandas(df: Any) -> RowSource:
     def rows() -> Iterator[Row]:
         for i, record in enumerate(df.itertuples(index=False, name=None)):
             data = {c: _clean(v) for c, v in zip(columns, record, strict=True)}
-            yield _shallow_row(i, data, f"row {i}")
+            yield shallow_row(i, data, f"row {i}")
 
     return RowSource(rows(), columns, len(df), "DataFrame")
 
@@ -672,6 +383,6 @@ def _from_hf(ds: Any) -> RowSource:
 
     def rows() -> Iterator[Row]:
         for i, record in enumerate(ds):
-            yield _shallow_row(i, record, f"row {i}")
+            yield shallow_row(i, record, f"row {i}")
 
     return RowSource(rows(), columns, len(ds), "Dataset")

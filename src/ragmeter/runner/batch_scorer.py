@@ -18,8 +18,8 @@ from ragmeter.errors import (
     failure_cause,
 )
 from ragmeter.io.columns import ColumnMap, to_samples
-from ragmeter.io.readers import Row
 from ragmeter.io.redact import known_secrets, redact_value
+from ragmeter.io.rows import Row
 from ragmeter.metrics import registry
 from ragmeter.metrics._judged import note_stop, noting_stops
 from ragmeter.metrics.aio import gather_or_cancel

@@ -27,8 +27,8 @@ from ragmeter.io.activity import Activity, noting, watching
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.fingerprint import input_fingerprint
 from ragmeter.io.paths import ReplacingWriter
-from ragmeter.io.readers import Row, RowSource
 from ragmeter.io.redact import redact_url, redact_value
+from ragmeter.io.rows import Row, RowSource
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.result import RunResult, json_record, spec_record, write_sidecar
 from ragmeter.runner.accumulator import Accumulator

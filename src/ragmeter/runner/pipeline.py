@@ -22,7 +22,8 @@ from typing import IO, Any, TypeVar
 from ragmeter.errors import ConfigError, DeadlineError, OutputError, UnavailableError, param
 from ragmeter.io.columns import ColumnMap
 from ragmeter.io.paths import check_outputs, is_stdout, results_lock
-from ragmeter.io.readers import RowSource, open_rows
+from ragmeter.io.readers import open_rows
+from ragmeter.io.rows import RowSource
 from ragmeter.io.stdout import results_on_stdout
 from ragmeter.metrics.base import RunContext, Settings
 from ragmeter.metrics.registry import MetricRef

@@ -15,7 +15,7 @@ from ragmeter.errors import (
     param,
 )
 from ragmeter.io.columns import ColumnMap
-from ragmeter.io.readers import RowSource
+from ragmeter.io.rows import RowSource
 from ragmeter.metrics import registry
 from ragmeter.metrics.base import MetricFamily, RunContext
 from ragmeter.metrics.registry import MetricRef
