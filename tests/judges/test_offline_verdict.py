@@ -16,6 +16,7 @@ from ragmeter.judges.offline.judge import MODEL_DECISION, OfflineJudge
 from ragmeter.judges.offline.verdict import (
     MODEL,
     RULE_NO_SHARED,
+    RULE_NUMBER,
     RULE_RESTATES,
     RULE_VERBATIM,
     ModelDecision,
@@ -190,3 +191,22 @@ def test_calibrated_verdicts_near_the_threshold_are_uncertain() -> None:
     threshold = judge.calibration.threshold
     assert judge.calibration.uncertain(threshold + 0.01)
     assert not judge.calibration.uncertain(min(0.99, threshold + 0.4))
+
+
+def test_the_number_rule_reads_quantities_with_their_units_as_the_calibrated_verdict() -> None:
+    decision = ModelDecision(
+        w_entail=MODEL_DECISION.w_entail,
+        w_contra=MODEL_DECISION.w_contra,
+        w_share=MODEL_DECISION.w_share,
+        bias=MODEL_DECISION.bias,
+        data="test",
+        number_rule=True,
+    )
+    judge = OfflineJudge(model=ScriptedModel(p_entail=0.99), decision=decision)
+    premise = "The Team plan includes 10 members and 2 TB of shared storage per team."
+    # The number 10 is in the premise, but bound to members, not to gigabytes.
+    wrong = cell(judge, "The Team plan includes 10 GB of shared storage.", premise)
+    assert wrong["decided_by"] == RULE_NUMBER
+    # 2 TB written as 2,000 GB is the premise's quantity: the model decides.
+    right = cell(judge, "The Team plan includes 2,000 GB of shared storage per team.", premise)
+    assert right["decided_by"] == MODEL

@@ -64,6 +64,7 @@ from ragmeter.judges.offline.model_features import (
     WINDOW_SENTENCES,
     fill_nli_features,
 )
+from ragmeter.judges.offline.quantities import unbound_quantities
 from ragmeter.judges.offline.verdict import (
     MODEL,
     RULE_ANSWER,
@@ -268,7 +269,8 @@ class ClaimVerifying:
         """What :meth:`decide` reads: supports and evidence of the cells a rule settles, and
         for every other cell ``(block, claim, premise, span)`` the model's entailment and
         contradiction probabilities on its evidence window, the claim's content share, and
-        whether a number of the claim is missing from the premise."""
+        whether a quantity of the claim is unbound in the premise
+        (``quantities.unbound_quantities``, as the calibrated verdict's ``missing_numbers``)."""
         min_share = self.decision.min_share if self.decision is not None else 0.0
         claims: dict[str, ClaimText] = {}
         premises: dict[str, PremiseText] = {}
@@ -317,9 +319,10 @@ class ClaimVerifying:
                         words = question.split(maxsplit=QUESTION_WORDS)[:QUESTION_WORDS]
                         window = " ".join(words) + " " + window
                     span = (spans[first][0], spans[last - 1][1]) if last > first else (0, len(text))
-                    missing = (
-                        not numbers_of(read if question is None else claim_as) <= premise.numbers
-                    )
+                    # a quantity the premise does not give, read with its unit and
+                    # converted ("10 GB" is not "10 members"; 300,000 km/s is 299,792,458 m/s)
+                    said = read if question is None else claim_as
+                    missing = bool(numbers_of(said)) and unbound_quantities(said, text) > 0
                     asks.append(((b, i, j, span), window, read, share, missing))
         reads: dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float, bool]] = {}
         if asks:
