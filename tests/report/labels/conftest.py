@@ -213,6 +213,19 @@ class Browser:
         self.call("Page.reload", session=self.session)
         self.wait_event("Page.loadEventFired")
 
+    def reload_until(self, expression: str, expected: Any, timeout: float = 60.0) -> Any:
+        """Reload until ``expression`` gives ``expected`` (or ``timeout`` passes), and return
+        what it gave last. The page hands its localStorage writes to the browser process
+        asynchronously: on a loaded machine a reload at once read the state before them
+        (the writes were not lost; a later reload saw them)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.reload()
+            value = self.js(expression)
+            if value == expected or time.monotonic() > deadline:
+                return value
+            time.sleep(0.2)
+
     def js(self, expression: str) -> Any:
         result = self.call(
             "Runtime.evaluate",

@@ -54,8 +54,9 @@ def test_keys_and_clicks_label_claims_and_the_export_holds_them(labelled_run, br
     browser.press("x")  # clears the current item, the one just clicked
     assert browser.js("document.getElementById('progress').textContent") == "5 of 12 labelled"
 
-    browser.reload()  # what was labelled is kept in localStorage
-    assert browser.js("document.getElementById('progress').textContent") == "5 of 12 labelled"
+    # What was labelled is kept in localStorage.
+    progress = "document.getElementById('progress').textContent"
+    assert browser.reload_until(progress, "5 of 12 labelled") == "5 of 12 labelled"
     assert browser.js("document.getElementById('labeller').value") == "ana"
     selected = "[...document.querySelectorAll('button.sel')].map(b => b.dataset.label)"
     assert browser.js(selected) == [
@@ -240,8 +241,8 @@ def test_answer_claims_are_labelled_against_the_reference_by_keys_and_calibrate(
     browser.press("s")  # reference claim 0 against the answer
     assert browser.js("document.getElementById('progress').textContent") == "7 of 9 labelled"
     assert "target width 0.1" in browser.js("document.getElementById('budget').textContent")
-    browser.reload()
-    assert browser.js("document.getElementById('progress').textContent") == "7 of 9 labelled"
+    progress = "document.getElementById('progress').textContent"
+    assert browser.reload_until(progress, "7 of 9 labelled") == "7 of 9 labelled"
     _, blob = browser.download("#export")
     got = labels(blob, selection="uniform", sample=1, seed=0, of_rows=6, key="id")
     assert [(g["claim"], g["label"], g["source"], g.get("against")) for g in got] == [
