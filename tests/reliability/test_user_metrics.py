@@ -87,7 +87,7 @@ def command(project: Path, *args: str) -> list[str]:
 
 
 def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return ragmeter_process(project, *command(project, *args)[3:])
+    return ragmeter_process(project, "evaluate", "data.jsonl", *args)
 
 
 @pytest.fixture

@@ -226,11 +226,11 @@ class Breaker:
             self.count = 0
             self.replies += 1
 
-    def no_reply(self, since: int | None = None) -> bool:
-        """A request (sent at mark ``since``; None: unknown) got no reply; whether that makes
+    def no_reply(self, since: int) -> bool:
+        """A request (sent at mark ``since``, :meth:`sent`) got no reply; whether that makes
         ``limit`` in a row. It is not counted when another reply came after ``since``."""
         with self._lock:
-            if since is not None and self.replies != since:
+            if self.replies != since:
                 return False
             self.count += 1
             return self.limit > 0 and self.count >= self.limit

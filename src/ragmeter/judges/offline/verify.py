@@ -57,7 +57,6 @@ from ragmeter.judges.offline.features import (
     prepare_premise,
     stem,
 )
-from ragmeter.judges.offline.features import numbers as numbers_of
 from ragmeter.judges.offline.model_features import (
     ANSWER_WINDOW_SENTENCES,
     NLI_FEATURES,
@@ -322,7 +321,7 @@ class ClaimVerifying:
                     # a quantity the premise does not give, read with its unit and
                     # converted ("10 GB" is not "10 members"; 300,000 km/s is 299,792,458 m/s)
                     said = read if question is None else claim_as
-                    missing = bool(numbers_of(said)) and unbound_quantities(said, text) > 0
+                    missing = bool(claim_of(said).numbers) and unbound_quantities(said, text) > 0
                     asks.append(((b, i, j, span), window, read, share, missing))
         reads: dict[tuple[int, int, int, tuple[int, int]], tuple[float, float, float, bool]] = {}
         if asks:
