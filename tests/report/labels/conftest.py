@@ -217,7 +217,8 @@ class Browser:
         """Reload until ``expression`` gives ``expected`` (or ``timeout`` passes), and return
         what it gave last. The page hands its localStorage writes to the browser process
         asynchronously: on a loaded machine a reload at once read the state before them
-        (the writes were not lost; a later reload saw them)."""
+        (the writes were not lost; a later reload saw them, now that opening the page no
+        longer writes its state back)."""
         deadline = time.monotonic() + timeout
         while True:
             self.reload()

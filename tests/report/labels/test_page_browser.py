@@ -228,6 +228,9 @@ def test_answer_claims_are_labelled_against_the_reference_by_keys_and_calibrate(
     # Each answer claim is asked against the reference answers, then against the contexts,
     # then each reference claim against the answer: 3 + 3 + 3 items.
     assert browser.js("document.getElementById('progress').textContent") == "0 of 9 labelled"
+    # Opening the page writes nothing: a write at load could put an older state back over labels
+    # written just before (by another tab, or by this page before a reload).
+    assert browser.js("localStorage.length") == 0
     heading = "[...document.querySelectorAll('.field > b')].map(b => b.textContent)"
     assert "claims (does a reference answer state it?)" in browser.js(heading)
     assert "claims (do the contexts support it?)" in browser.js(heading)

@@ -386,7 +386,9 @@
     progress();
   }
 
-  function go(n) {
+  // Move to item n. Opening the page moves without saving: a page that wrote at load could put
+  // back an older state over labels another tab (or the page before a reload) had just written.
+  function go(n, opening) {
     if (!items.length) return;
     n = Math.max(0, Math.min(items.length - 1, n));
     if (cursor >= 0) {
@@ -405,7 +407,7 @@
       });
     }
     item.el.scrollIntoView({ block: "center" });
-    save();
+    if (!opening) save();
   }
 
   function flash(text) {
@@ -509,6 +511,6 @@
   progress();
   document.addEventListener("keydown", onKey);
   var start = typeof state.cursor === "number" ? state.cursor : 0;
-  go(Math.min(start, items.length - 1));
+  go(Math.min(start, items.length - 1), true);
   document.documentElement.setAttribute("data-render-ms", performance.now().toFixed(1));
 })();
