@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "ragmeter"
 BENCH_META = ROOT / "bench" / "meta"
 
+
 def module_files(root: Path, prefix: str) -> dict[str, Path]:
     """Each module's dotted name (`prefix.sub.mod`, a package by its own name) -> its file."""
     files: dict[str, Path] = {}

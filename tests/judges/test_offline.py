@@ -52,13 +52,13 @@ def verdicts(claims: list[str], premises: list[str]) -> tuple[tuple[bool, ...], 
 def test_offline_judge_follows_the_judge_protocol_and_names_itself() -> None:
     judge = OfflineJudge()
     assert isinstance(judge, Judge)
-    assert judge.name == "offline:verifier-v7+nli"
+    assert judge.name == "offline:verifier-v8+nli"
     described = judge.describe()
     assert described["calibration"]["threshold"] == MODEL_CALIBRATION.threshold
     assert "lfqa" in described["calibration"]["data"]
     assert described["model"].startswith("claim-verifier@")
     lexical = OfflineJudge(model=None)
-    assert lexical.name == "offline:verifier-v7"
+    assert lexical.name == "offline:verifier-v8"
     assert lexical.describe()["calibration"]["threshold"] == LEXICAL_CALIBRATION.threshold
     assert lexical.describe()["model"] is None
 
@@ -296,7 +296,7 @@ class CountingEmbedder:
 def test_semantic_verifier_embeds_once_per_call_and_adds_one_feature() -> None:
     embedder = CountingEmbedder()
     judge = OfflineJudge(embedder=embedder)
-    assert judge.name == "offline:verifier-v7+minilm"
+    assert judge.name == "offline:verifier-v8+minilm"
     blocks = [
         ClaimBlock(["The tower is 330 metres tall."], [PREMISE, OTHER]),
         ClaimBlock(["Bananas are rich in potassium.", "x"], [OTHER]),

@@ -185,6 +185,24 @@ def test_the_offline_judge_refuses_a_claim_bound_to_another_subject() -> None:
     assert result.matrices == (((False, True),),)
 
 
+def test_a_name_in_the_question_and_a_hyphenated_word_are_read_as_the_question_reads_them():
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    judge = OfflineJudge()
+    # "Tide" in the question is the stem "tid": the claim's answer is the name the passage
+    # gives, not an "author" the passage lacks.
+    book = (
+        "The Hollow Tide is one of the better-known novels of its decade. "
+        "The Hollow Tide was written by Tobias Nyberg. It is set in the port city of Halbrook."
+    )
+    claim = "Tobias Nyberg is the author of The Hollow Tide."
+    block = ClaimBlock((claim,), (book,), question="Who wrote The Hollow Tide?")
+    assert judge.verify_sync([block]).matrices == (((True,),),)
+    # "moss-eared" is one word of the question, not "moss" and "eared" of the claim's own
+    words = judge._words_of(["Peat bogs are the home of the moss-eared marten."])
+    assert "mossear" in next(iter(words.values())).values
+
+
 def test_a_copula_read_the_other_way_round_is_no_role_conflict() -> None:
     from ragmeter.judges.offline.judge import OfflineJudge
 

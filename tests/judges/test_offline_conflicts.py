@@ -36,6 +36,18 @@ def test_the_clause_about_the_claim_decides_not_the_sentence():
     assert features("Canberra is the capital of Norway.", premise) == (0.0, 0.0)
 
 
+def test_a_clause_opening_with_an_article_may_name_the_subject_as_the_firm():
+    # The tokens drop "the": the opening is read from the clause's text.
+    premise = "Wyncourt Foods was founded in 1968. The firm is not listed on any stock exchange."
+    claim = prepare_claim("Wyncourt Foods is listed on a stock exchange.")
+    names = frozenset({"wyncourt", "food"})
+    assert conflict_features(claim, prepare_premise(premise), names) == (1.0, 0.0)
+    assert [c.anaphoric for c in clauses_of(("The firm is not listed.", "Firms are listed."))] == [
+        True,
+        False,
+    ]
+
+
 def test_not_only_is_no_negation():
     premise = "The tool not only parses logs but also ships them."
     assert features("The tool parses logs.", premise) == (0.0, 0.0)

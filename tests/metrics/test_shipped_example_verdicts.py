@@ -47,7 +47,7 @@ CAREFUL_READER: dict[tuple[str, str], tuple[bool, bool]] = {
 }
 
 
-#: Verdicts verifier-v7 gets wrong today (issue 35). Strict: a fix turns these into failures
+#: Verdicts verifier-v8 gets wrong today (issue 35). Strict: a fix turns these into failures
 #: until the entry is removed. "Sea level" for "standard atmospheric pressure" is knowledge
 #: of the world the words do not give, and the entailment model reads it as a contradiction.
 WRONG_TODAY: frozenset[tuple[str, str]] = frozenset(
@@ -59,7 +59,7 @@ WRONG_TODAY: frozenset[tuple[str, str]] = frozenset(
 
 def _case(key: tuple[str, str]):
     if key in WRONG_TODAY:
-        reason = "verifier-v7 judges this claim wrongly (issue 35)"
+        reason = "verifier-v8 judges this claim wrongly (issue 35)"
         return pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason))
     return key
 

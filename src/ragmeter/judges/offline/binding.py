@@ -119,12 +119,15 @@ def parsed_words(doc: Any) -> ClaimWords:
         # dusk-tailed vole"); read from the tags alone, no dependency parse
         tag = token.tag_
         verb = verb or tag.startswith("VB") or tag == "MD"
+        # the whole word, as the question's and the passage's stems read it ("moss-eared" is
+        # "mossear", not "moss" and "eared")
+        word = words.get(token.idx, token.text)
         if not verb and not token.is_punct:
-            subject.extend(stem(t) for t in tokens(token.text) if t not in STOP_WORDS)
+            subject.extend(stem(t) for t in tokens(word) if t not in STOP_WORDS)
         if tag.startswith("NNP") and token.text[:1].isupper():
-            names.extend(_name_tokens(words.get(token.idx, token.text)))
+            names.extend(_name_tokens(word))
         elif tag in _VALUE_TAGS and token.lower_ not in STOP_WORDS:
-            values.extend(stem(t) for t in tokens(token.text) if t not in STOP_WORDS)
+            values.extend(stem(t) for t in tokens(word) if t not in STOP_WORDS)
     # a capitalised word after the first is a name too ("the Loomly Team plan": the small
     # parser tags "Team" a noun)
     names.extend(claim_names(doc.text))
@@ -247,7 +250,9 @@ def answer_conflict(
     if not any(_has(c, asked) for c in claim.content):  # the claim is about the question
         return False
     everything_asked = asked
-    asked = frozenset(a for a in asked if not _has(a, own))
+    # the question's stems against the names as stems too ("tid" is the name "Tide")
+    named = own | frozenset(stem(n) for n in own)
+    asked = frozenset(a for a in asked if not _has(a, named))
     if not asked:
         return False
     # the answer is in the predicate: the subject's nouns ("Doctors prescribe ...") are not it

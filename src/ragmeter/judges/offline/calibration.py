@@ -219,4 +219,4 @@ def hard_conflicts(
 
 
 #: Bump when the claim splitter, the features or the calibration change.
-VERSION = "verifier-v7"
+VERSION = "verifier-v8"

@@ -118,10 +118,20 @@ def clauses_of(sentences: tuple[str, ...]) -> tuple[Clause, ...]:
                     frozenset(toks),
                     frozenset(map(stem, toks)),
                     _negated_stems(toks),
-                    anaphoric=toks[0] in _ANAPHORS,
+                    # read from the text: tokens() drops the articles "the", "a" and "an"
+                    anaphoric=_first_word(part) in _ANAPHORS,
                 )
             )
     return tuple(out)
+
+
+_WORD_RE = re.compile(r"[A-Za-z]+")
+
+
+def _first_word(text: str) -> str:
+    """The first word of ``text``, lowercased ("" when it has none)."""
+    found = _WORD_RE.search(text)
+    return found.group().lower() if found else ""
 
 
 def _negated_stems(toks: list[str]) -> frozenset[str]:
