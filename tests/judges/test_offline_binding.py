@@ -30,6 +30,9 @@ from ragmeter.judges.offline.quantities import quantities, unbound_quantities
         ("It was completed in 1889.", "It was completed in 1889 as an arch.", 0),
         ("Mars has two moons.", "Mars has two small moons.", 0),
         ("It weighs 3 kg.", "It weighs 3 pounds.", 1),
+        ("It carries 1,948 m³/s.", "It carries 1,948 cubic metres per second.", 0),
+        ("It carries 1,948 m³/s.", "It carries 1,948 litres per second.", 1),
+        ("The lake covers 12 km².", "The lake covers 1,200 hectares.", 0),
     ],
 )
 def test_a_quantity_is_bound_to_its_unit_converted_and_hedged(claim, premise, unbound) -> None:
@@ -201,6 +204,52 @@ def test_a_name_in_the_question_and_a_hyphenated_word_are_read_as_the_question_r
     # "moss-eared" is one word of the question, not "moss" and "eared" of the claim's own
     words = judge._words_of(["Peat bogs are the home of the moss-eared marten."])
     assert "mossear" in next(iter(words.values())).values
+
+
+def _answer_conflict(claim: str, question: str, premise: str) -> bool:
+    from ragmeter.judges.offline.binding import answer_conflict
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    words = OfflineJudge()._words_of([claim])[claim]
+    asked = frozenset(prepare_claim(question).content)
+    return answer_conflict(words, prepare_claim(claim), asked, prepare_premise(premise))
+
+
+def test_the_answer_rule_reads_only_claims_about_what_the_question_asks() -> None:
+    river = "The River Ellet flows into Lake Corvane. Its banks are lined with willows."
+    question = "Into which body of water does the River Ellet flow?"
+    # A long answer's other fact about the same river answers no question of it.
+    assert not _answer_conflict("Boats are unable to travel on the River Ellet.", question, river)
+    assert _answer_conflict("The River Ellet flows into a shallow lagoon.", question, river)
+    # An adverb before the verb is no subject: "commonly" is what the question asks.
+    drug = "Quorvarin is a statin. The drug commonly causes dizziness, rash and insomnia."
+    side_effects = "What are the common side effects of Quorvarin?"
+    assert _answer_conflict("Quorvarin commonly causes dry mouth.", side_effects, drug)
+
+
+def test_a_quantity_the_passage_gives_anywhere_binds_the_answer() -> None:
+    book = (
+        "The Silent Garden is a novel. Readers often point to its long descriptions of "
+        "weather. The novel runs to 596 pages."
+    )
+    question = "How long is The Silent Garden in pages?"
+    claim = "At 596 pages, The Silent Garden is a substantial read."
+    assert not _answer_conflict(claim, question, book)
+
+
+def test_a_yes_no_question_is_answered_by_polarity_not_by_the_answer_rule() -> None:
+    from ragmeter.judges.offline.calibration import ALL_FEATURES
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    premise = "Dalzolan is a prescription medicine. It cannot be bought without a prescription."
+    claim = "Dalzolan requires a doctor's prescription."
+    column = ALL_FEATURES.index("answer_conflict")
+    for question, conflict in [
+        ("Is Dalzolan available without a prescription?", 0.0),
+        ("When is Dalzolan available without a prescription?", 1.0),
+    ]:
+        block = ClaimBlock((claim,), (premise,), question=question)
+        assert OfflineJudge().features([block])[0][0, 0, column] == conflict
 
 
 def test_a_copula_read_the_other_way_round_is_no_role_conflict() -> None:

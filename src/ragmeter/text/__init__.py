@@ -27,6 +27,7 @@ from ragmeter.text.words import (
     SENTENCE_OPENERS,
     SPEAKER_WORDS,
     STOP_WORDS,
+    is_polar_question,
 )
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
+    "is_polar_question",
     "normalize",
     "split_sentences",
     "tokens",

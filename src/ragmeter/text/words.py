@@ -22,6 +22,7 @@ __all__ = [
     "SENTENCE_OPENERS",
     "SPEAKER_WORDS",
     "STOP_WORDS",
+    "is_polar_question",
 ]
 
 
@@ -179,3 +180,16 @@ QUESTION_AUXILIARIES: frozenset[str] = frozenset(
     """
     )
 )
+
+
+def is_polar_question(question: str) -> bool:
+    """Whether ``question`` asks yes or no: it opens with an auxiliary ("Is the river
+    navigable?"; not "Where does the river rise?").
+
+    >>> is_polar_question("Can Quorvarin be bought over the counter?")
+    True
+    >>> is_polar_question("What is Calprine used to treat?")
+    False
+    """
+    words = question.split()
+    return bool(words) and words[0].lower() in QUESTION_AUXILIARIES

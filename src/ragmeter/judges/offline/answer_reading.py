@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from ragmeter.judges.offline.features import NEGATIONS, STOP_WORDS, stem
 from ragmeter.judges.offline.quantities import is_given, quantities
-from ragmeter.text import QUESTION_AUXILIARIES, tokens
+from ragmeter.text import is_polar_question, tokens
 
 __all__ = ["ALLOWED_EXTRA", "AnswerReading", "read_as_answer"]
 
@@ -166,7 +166,7 @@ def read_as_answer(
     share = bound / own if own else 0.0
     # a yes/no question: a claim that restates it says yes or no by its polarity ("The Pro
     # plan does not include single sign-on." against "It comes without single sign-on.")
-    polar = bool(question.split()) and question.split()[0].lower() in QUESTION_AUXILIARIES
+    polar = is_polar_question(question)
     first = answer_toks[0] if answer_toks else ""
     # "Yes.", "No, it is not.", "Yes, it is protected.": yes or no and nothing beyond the
     # question

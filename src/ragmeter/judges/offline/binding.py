@@ -17,11 +17,14 @@ about. A hard rule reads what the evidence is about:
     LFQA's web documents that check refused claims people found supported, and on the
     realistic rows it caught nothing the names had not).
 ``answer_conflict``
-    the claim answers the block's question (it shares a word with it) with
-    nouns and adjectives of its own ("high cholesterol"), none of them anywhere in the
-    passage, while the passage's sentence that answers that question answers with words
-    the claim lacks ("plaque psoriasis"): another answer. A claim whose answer is a name or a
-    quantity that sentence gives is bound by it.
+    the claim answers the block's question (it shares a word with what the question asks,
+    not only the names and the nouns of its subject: a long answer's other facts about the
+    same river answer no question of it) with nouns and adjectives of its own ("high
+    cholesterol"), none of them anywhere in the passage, while the passage's sentence that
+    answers that question answers with words the claim lacks ("plaque psoriasis"): another
+    answer. A claim whose answer is a name that sentence gives, or a quantity the passage
+    gives, is bound by it. A yes/no question is answered by polarity, which the conflict
+    rules read; this rule leaves it.
     Read from spaCy's parse of the claim (no such conflict without spaCy).
 
 Numbers are bound by ``missing_numbers``
@@ -247,13 +250,18 @@ def answer_conflict(
     if not words.values or not asked or not premise.sentences:
         return False
     own = frozenset(words.names)
-    if not any(_has(c, asked) for c in claim.content):  # the claim is about the question
-        return False
     everything_asked = asked
     # the question's stems against the names as stems too ("tid" is the name "Tide")
     named = own | frozenset(stem(n) for n in own)
     asked = frozenset(a for a in asked if not _has(a, named))
     if not asked:
+        return False
+    # the claim is about what the question asks, not only about its subject: a long answer's
+    # other facts about the same river ("Boats are unable to travel on the River Ellet" for
+    # "Into which body of water does the River Ellet flow?") answer no question of it
+    topic = named | (frozenset(words.subject) & frozenset(words.values))  # its nouns, not
+    # an adverb before the verb ("Quorvarin commonly causes dry mouth": "common" is asked)
+    if not any(_has(c, asked) for c in claim.content if not _has(c, topic)):
         return False
     # the answer is in the predicate: the subject's nouns ("Doctors prescribe ...") are not it
     subject = frozenset(words.subject)
@@ -274,8 +282,10 @@ def answer_conflict(
     # for "Who wrote ...?", "35,500" for "How many ...?")
     if any(_has(n, sentence) for n in own if not _has(n, everything_asked)):
         return False
+    # a quantity the passage gives is bound by ``missing_numbers`` (read with its unit), in
+    # whichever sentence it stands ("At 596 pages, ..." where "The novel runs to 596 pages")
     found = quantities(claim.text)
-    if found and any(is_given(q, quantities(premise.sentences[k])) for q in found):
+    if found and any(is_given(q, quantities(premise.text)) for q in found):
         return False
     claim_stems = frozenset(claim.content)
     gives = [

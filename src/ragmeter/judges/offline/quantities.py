@@ -95,6 +95,11 @@ _add("data", 1e12, "tb", "terabyte", "terabytes")
 _add("volume", 1e-3, "ml", "millilitre", "millilitres", "milliliter", "milliliters")
 _add("volume", 1.0, "l", "litre", "litres", "liter", "liters")
 _add("volume", 3.78541, "gallon", "gallons")
+_add("volume", 1e-3, "cm³", "cm3", "cc")
+_add("volume", 1e3, "m³", "m3")
+_add("volume/time", 1e3, "m³/s", "m3/s")
+_add("area", 1.0, "m²", "m2")
+_add("area", 1e6, "km²", "km2")
 _add("area", 1e4, "hectare", "hectares", "ha")
 _add("area", 4046.86, "acre", "acres")
 _add("share", 1.0, "%", "percent", "per cent", "pct")
@@ -113,6 +118,7 @@ _add("power", 1e3, "kw", "kilowatt", "kilowatts")
 _add("power", 1e6, "mw", "megawatt", "megawatts")
 
 _SQUARE = {"square", "sq"}
+_CUBIC = {"cubic"}
 #: How far apart two hedged values may be ("about 70,400" and 70,412; not "about 36,380"
 #: and 32,950).
 HEDGED = 0.05
@@ -139,11 +145,12 @@ _NUMBER_WORDS: dict[str, float] = {
 _NUMBER_WORDS |= {"ninety": 90, "hundred": 100, "dozen": 12}
 
 # A token: a number (digits with separators and decimals, or a currency sign before it), a
-# word, a percent sign, a slash unit ("km/h", "m/s") or a punctuation mark (which ends a
-# number's unit: "Two: Phobos and Deimos" counts nothing named).
+# word, a percent sign, a slash unit ("km/h", "m/s", "m³/s"), a unit with its power ("km²")
+# or a punctuation mark (which ends a number's unit: "Two: Phobos and Deimos" counts nothing
+# named).
 _TOKEN_RE = re.compile(
     r"[$€£~]|\d+(?:[,\u00a0]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-    r"|[A-Za-z]+/[A-Za-z]+|[A-Za-z]+|%|°[CF]?|[.,:;!?()]"
+    r"|[A-Za-z]+[²³]?/[A-Za-z]+|[A-Za-z]+[²³]|[A-Za-z]+|%|°[CF]?|[.,:;!?()]"
 )
 
 
@@ -207,7 +214,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
 
 
 def _unit_at(toks: list[str], j: int) -> bool:
-    return j < len(toks) and (toks[j] in _UNITS or toks[j] in _SQUARE)
+    return j < len(toks) and (toks[j] in _UNITS or toks[j] in _SQUARE or toks[j] in _CUBIC)
 
 
 def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], int]:
@@ -229,8 +236,14 @@ def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], 
         dim, scale = _UNITS[toks[j + 1]]
         if dim == "length":
             return "area", scale * scale, (), j + 2
-    if word in _UNITS:
-        dim, scale = _UNITS[word]
+    cubic = word in _CUBIC and j + 1 < len(toks) and _UNITS.get(toks[j + 1], ("",))[0] == "length"
+    if cubic or word in _UNITS:
+        if cubic:  # "cubic metres" in litres, the unit of volume
+            scale = _UNITS[toks[j + 1]][1]
+            dim, scale = "volume", scale * scale * scale * 1e3
+            j += 1
+        else:
+            dim, scale = _UNITS[word]
         j += 1
         if j + 1 < len(toks) and toks[j] == "per" and toks[j + 1] in _UNITS:
             per_dim, per_scale = _UNITS[toks[j + 1]]
