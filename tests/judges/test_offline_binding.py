@@ -6,7 +6,7 @@ import pytest
 
 from ragmeter.judges.base import ClaimBlock, Premise
 from ragmeter.judges.offline.answer_reading import read_as_answer
-from ragmeter.judges.offline.binding import claim_names, subject_conflict
+from ragmeter.judges.offline.binding import claim_names, kind_words, subject_conflict
 from ragmeter.judges.offline.features import prepare_claim, prepare_premise
 from ragmeter.judges.offline.quantities import quantities, unbound_quantities
 
@@ -225,6 +225,20 @@ def test_the_answer_rule_reads_only_claims_about_what_the_question_asks() -> Non
     drug = "Quorvarin is a statin. The drug commonly causes dizziness, rash and insomnia."
     side_effects = "What are the common side effects of Quorvarin?"
     assert _answer_conflict("Quorvarin commonly causes dry mouth.", side_effects, drug)
+    # The claim's grammatical subject may be the attribute asked, not what the claim is about.
+    velvarin = "Velvarin is a medicine. Common side effects of the drug include dry mouth and rash."
+    asked = "What are the common side effects of Velvarin?"
+    assert _answer_conflict("The common side effects of Velvarin are nausea.", asked, velvarin)
+
+
+def test_a_kind_is_bound_by_its_modifier_and_its_noun() -> None:
+    claim = prepare_claim("No law protects the slate-eared plover.")
+    kinds = kind_words(claim.text)
+    assert kinds == ("slateeared", "plover")
+    frog = prepare_premise("The slate-eared tree frog is a frog. The species is not protected.")
+    assert subject_conflict((), claim, frog, kinds)
+    plovers = prepare_premise("Slate-eared plovers nest on cliffs. No law protects them.")
+    assert not subject_conflict((), claim, plovers, kinds)
 
 
 def test_a_quantity_the_passage_gives_anywhere_binds_the_answer() -> None:

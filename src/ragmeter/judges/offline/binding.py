@@ -11,7 +11,8 @@ about. A hard rule reads what the evidence is about:
     after the first; a word of a several-word name must be written with its capital, "the
     Loomly Team plan" is not "teams"; an acronym, a short form or a demonym counts: "NASA",
     "Fed", "Norwegian"), more than half of its other names, or
-    a hyphenated modifier that names a kind in lower case ("the dusk-tailed vole") is
+    a hyphenated modifier that names a kind in lower case ("the dusk-tailed vole") or that
+    kind's noun ("the slate-eared plover" in a passage about the slate-eared tree frog) is
     missing from the passage. A passage that writes "the town" or "it" is read as about
     its own subject; which sentence holds the claim's other words is not checked (on
     LFQA's web documents that check refused claims people found supported, and on the
@@ -80,12 +81,13 @@ def claim_names(claim: str) -> tuple[str, ...]:
 
 # A definite description with a hyphenated modifier: what names a kind in lower case ("the
 # dusk-tailed vole", "the russet-crowned heron"; not "an ice-cold bottle").
-_KIND_RE = re.compile(r"\b[Tt]he\s+([a-z]+-[a-z]+)\s+[a-z]")
+_KIND_RE = re.compile(r"\b[Tt]he\s+([a-z]+-[a-z]+)\s+([a-z]+)")
 
 
 def kind_words(claim: str) -> tuple[str, ...]:
-    """The hyphenated modifiers of ``claim`` before a noun, as tokens ("dusktailed")."""
-    return tuple(dict.fromkeys(t for m in _KIND_RE.findall(claim) for t in tokens(m)))
+    """The hyphenated modifiers of ``claim`` before a noun and that noun, as tokens ("the
+    dusk-tailed vole": "dusktailed", "vole")."""
+    return tuple(dict.fromkeys(t for m in _KIND_RE.findall(claim) for w in m for t in tokens(w)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,7 +238,8 @@ def subject_conflict(
         return True
     if others and 2 * sum(given(n) for n in others) < len(others):
         return True
-    return not all(k in premise.words for k in kinds)
+    # the kind's modifier as written, its noun in any form ("voles")
+    return not all(k in premise.words or _has(stem(k), premise.stems) for k in kinds)
 
 
 _STOP_STEMS = frozenset(stem(w) for w in STOP_WORDS)
@@ -259,8 +262,10 @@ def answer_conflict(
     # the claim is about what the question asks, not only about its subject: a long answer's
     # other facts about the same river ("Boats are unable to travel on the River Ellet" for
     # "Into which body of water does the River Ellet flow?") answer no question of it
-    topic = named | (frozenset(words.subject) & frozenset(words.values))  # its nouns, not
-    # an adverb before the verb ("Quorvarin commonly causes dry mouth": "common" is asked)
+    # (what it is about: its names and its kind, "the moss-eared marten"; not the other
+    # words of its grammatical subject, which may be the attribute asked: "The common side
+    # effects of Velvarin are nausea.")
+    topic = named | frozenset(stem(k) for k in kind_words(claim.text))
     if not any(_has(c, asked) for c in claim.content if not _has(c, topic)):
         return False
     # the answer is in the predicate: the subject's nouns ("Doctors prescribe ...") are not it
