@@ -231,6 +231,22 @@ def test_the_answer_rule_reads_only_claims_about_what_the_question_asks() -> Non
     assert _answer_conflict("The common side effects of Velvarin are nausea.", asked, velvarin)
 
 
+def test_a_name_the_passage_lacks_answers_otherwise_where_its_sentence_names_another() -> None:
+    book = (
+        "The Copper Harbour is a novel. The Copper Harbour was written by Halvard Polstead. "
+        "It is set in Lunsford."
+    )
+    author = "Who is the author of The Copper Harbour?"
+    assert _answer_conflict("The Copper Harbour was written by Halvard Castellan.", author, book)
+    assert not _answer_conflict("The Copper Harbour was written by Halvard Polstead.", author, book)
+    assert not _answer_conflict("Halvard Polstead wrote The Copper Harbour.", author, book)
+    town = "Mardene is a market town. Mardene stands on the banks of the River Dovan."
+    river = "Which river flows through Mardene?"
+    assert _answer_conflict("Mardene stands on the River Brule.", river, town)
+    # no sentence says the rest of the claim: the rule has no other answer to read
+    assert not _answer_conflict("Mardene was founded by Tobias Crane.", "Who founded it?", town)
+
+
 def test_a_kind_is_bound_by_its_modifier_and_its_noun() -> None:
     claim = prepare_claim("No law protects the slate-eared plover.")
     kinds = kind_words(claim.text)

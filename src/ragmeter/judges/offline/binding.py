@@ -24,7 +24,10 @@ about. A hard rule reads what the evidence is about:
     cholesterol"), none of them anywhere in the passage, while the passage's sentence that
     answers that question answers with words the claim lacks ("plaque psoriasis"): another
     answer. A claim whose answer is a name that sentence gives, or a quantity the passage
-    gives, is bound by it. A yes/no question is answered by polarity, which the conflict
+    gives, is bound by it. A name answers otherwise when the claim gives a name the question
+    does not and the passage lacks, and the passage's sentence that holds the rest of the
+    claim names someone else ("written by Halvard Castellan" against "written by Halvard
+    Polstead"). A yes/no question is answered by polarity, which the conflict
     rules read; this rule leaves it.
     Read from spaCy's parse of the claim (no such conflict without spaCy).
 
@@ -250,7 +253,11 @@ def answer_conflict(
 ) -> bool:
     """Whether ``claim`` gives another answer to the question (content stems ``asked``)
     than the passage's sentence that answers it (see the module docstring)."""
-    if not words.values or not asked or not premise.sentences:
+    if not asked or not premise.sentences:
+        return False
+    if _other_name(words, claim, asked, premise):
+        return True
+    if not words.values:
         return False
     own = frozenset(words.names)
     everything_asked = asked
@@ -303,3 +310,34 @@ def answer_conflict(
         and not _has(w, claim_stems)
     ]
     return bool(gives)
+
+
+def _other_name(
+    words: ClaimWords, claim: ClaimText, asked: frozenset[str], premise: PremiseText
+) -> bool:
+    """Whether the claim answers with a name the passage lacks where the passage's sentence
+    that says the rest of the claim names someone else: "The Copper Harbour was written by
+    Halvard Castellan" against "The Copper Harbour was written by Halvard Polstead",
+    "Mardene stands on the River Brule" against "Mardene stands on the banks of the River
+    Dovan". The answer's names are the claim's names the question does not give."""
+    answer = [n for n in words.names if not _has(n, asked) and not _has(stem(n), asked)]
+    if not answer or all(_has(n, premise.stems) for n in answer):
+        return False
+    answer_stems = frozenset(answer) | frozenset(stem(n) for n in answer)
+    # the rest of the claim: its words but the answer's names and the question's names
+    frame = [
+        c
+        for c in claim.content
+        if not _has(c, answer_stems) and not (c in asked and c in _capitalised(claim.text))
+    ]
+    if not frame:
+        return False
+    claim_tokens = frozenset(claim.tokens)
+    for sentence, stems in zip(premise.sentences, premise.sentence_stems, strict=True):
+        if not all(_has(c, stems) for c in frame):
+            continue
+        words_there = _WORD_RE.findall(sentence)[1:]  # a name after the sentence's first word
+        named = {t for w in words_there if w[0].isupper() for t in _name_tokens(w)}
+        if named - claim_tokens - asked - {stem(t) for t in claim_tokens}:
+            return True
+    return False
