@@ -33,6 +33,13 @@ from ragmeter.judges.offline.quantities import quantities, unbound_quantities
         ("It carries 1,948 m³/s.", "It carries 1,948 cubic metres per second.", 0),
         ("It carries 1,948 m³/s.", "It carries 1,948 litres per second.", 1),
         ("The lake covers 12 km².", "The lake covers 1,200 hectares.", 0),
+        # in one unit, a claim may round or cut the passage's number, not give another
+        ("It took in $541 million.", "It took in $538 million.", 1),
+        ("It has 1.6 billion users.", "It has 1.61 billion users.", 0),
+        ("It hangs at 99%.", "It hangs at 99.9%.", 0),
+        ("It was built in 1890.", "It was built in 1889.", 1),
+        ("It has 262 pages.", "It has 263 pages.", 1),
+        ("Versions are kept for sixty days.", "Versions are kept for 61 days.", 1),
     ],
 )
 def test_a_quantity_is_bound_to_its_unit_converted_and_hedged(claim, premise, unbound) -> None:
@@ -245,6 +252,18 @@ def test_a_name_the_passage_lacks_answers_otherwise_where_its_sentence_names_ano
     assert _answer_conflict("Mardene stands on the River Brule.", river, town)
     # no sentence says the rest of the claim: the rule has no other answer to read
     assert not _answer_conflict("Mardene was founded by Tobias Crane.", "Who founded it?", town)
+
+
+def test_a_hyphenated_kind_is_the_subject_not_a_verb() -> None:
+    from ragmeter.judges.offline.judge import OfflineJudge
+
+    # "eared" of "ember-eared" is tagged a participle; the subject runs to "is"
+    claim = "Yes, the ember-eared salamander is protected by law."
+    words = OfflineJudge()._words_of([claim])[claim]
+    assert {"emberear", "salamander"} <= set(words.subject)
+    premise = "The ember-eared salamander is a salamander. It is not protected by any law."
+    block = ClaimBlock((claim,), (premise,), question="Is the salamander protected by law?")
+    assert OfflineJudge().verify_sync([block]).matrices == (((False,),),)
 
 
 def test_a_kind_is_bound_by_its_modifier_and_its_noun() -> None:

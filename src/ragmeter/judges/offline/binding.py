@@ -126,7 +126,9 @@ def parsed_words(doc: Any) -> ClaimWords:
         # the subject: what comes before the first verb ("Tupac's mother", "In the wild, the
         # dusk-tailed vole"); read from the tags alone, no dependency parse
         tag = token.tag_
-        verb = verb or tag.startswith("VB") or tag == "MD"
+        # a part of a hyphenated word is no verb ("eared" of "the ember-eared salamander")
+        inside = token.idx > 0 and doc.text[token.idx - 1] == "-"
+        verb = verb or (not inside and (tag.startswith("VB") or tag == "MD"))
         # the whole word, as the question's and the passage's stems read it ("moss-eared" is
         # "mossear", not "moss" and "eared")
         word = words.get(token.idx, token.text)

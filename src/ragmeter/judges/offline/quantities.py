@@ -28,6 +28,7 @@ True
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ class Quantity:
     nouns: tuple[str, ...]
     #: Hedged by "about", "around", "roughly"... (or by "~").
     approx: bool
+    #: Said to be exact ("exactly", "precisely"): no rounding of the passage's number.
+    exact: bool = False
 
     @property
     def has_unit(self) -> bool:
@@ -108,6 +111,7 @@ _add("money_eur", 1.0, "€", "euro", "euros", "eur")
 _add("money_gbp", 1.0, "£", "pound sterling")
 _add("speed", 1000 / 3600, "km/h", "kmh", "kph")
 _add("speed", 1.0, "m/s")
+_add("speed", 1e3, "km/s")
 _add("speed", 0.44704, "mph")
 _add("frequency", 1.0, "hz", "hertz")
 _add("frequency", 1e3, "khz")
@@ -126,6 +130,7 @@ HEDGED = 0.05
 #: "once a market town").
 _TIMES = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 _FREQUENCY = frozenset({"daily", "a", "an", "per", "every", "each", "weekly", "monthly", "yearly"})
+_EXACT = frozenset({"exactly", "precisely"})
 _SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12, "bn": 1e9}
 _HEDGES = frozenset(
     """
@@ -188,6 +193,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
             continue
         before = toks[max(0, k - 3) : k]
         approx = any(w in _HEDGES for w in before)
+        exact = any(w in _EXACT for w in before)
         currency = toks[k - 1] if k and toks[k - 1] in ("$", "€", "£") else None
         j = k + 1
         if j < len(toks) and toks[j] in _SCALES:
@@ -207,6 +213,7 @@ def quantities(text: str) -> tuple[Quantity, ...]:
                 dimension=dimension,
                 nouns=nouns,
                 approx=approx,
+                exact=exact,
             )
         )
         k = j
@@ -267,6 +274,33 @@ def _close(a: float, b: float, tolerance: float) -> bool:
     return abs(a - b) <= tolerance * max(abs(a), abs(b))
 
 
+def _significant_digits(x: float) -> int:
+    """The digits ``x`` is written with (trailing zeros of a whole number not counted:
+    1,000 has one, 1.25 three)."""
+    text = f"{abs(x):.12g}"
+    mantissa = text.split("e")[0]
+    digits = mantissa.replace(".", "").lstrip("0")
+    if "." not in mantissa:
+        digits = digits.rstrip("0")
+    return max(1, len(digits))
+
+
+def _rounds_to(value: float, rounded: float) -> bool:
+    """Whether ``value`` rounded or cut to the digits ``rounded`` is written with gives it."""
+    if value == 0 or rounded == 0:
+        return value == rounded
+    places = _significant_digits(rounded) - 1 - math.floor(math.log10(abs(value)))
+    cut = math.trunc(value * 10**places) / 10**places
+    return _close(round(value, places), rounded, 1e-9) or _close(cut, rounded, 1e-9)
+
+
+def _converted(claim: Quantity, given: Quantity) -> bool:
+    """Whether two quantities of one dimension are written in different units."""
+    if claim.dimension is None or not claim.number or not given.number:
+        return False
+    return not _close(claim.value / claim.number, given.value / given.number, 1e-9)
+
+
 def is_given(claim: Quantity, premise: Sequence[Quantity]) -> bool:
     """Whether a quantity of ``premise`` names the same amount as ``claim``."""
     for given in premise:
@@ -278,9 +312,17 @@ def is_given(claim: Quantity, premise: Sequence[Quantity]) -> bool:
                 return True
             continue
         tolerance = HEDGED if claim.approx or given.approx else 0.0
-        if claim.dimension is not None and tolerance == 0.0:
+        if tolerance == 0.0 and _converted(claim, given):
             tolerance = 0.01  # a unit conversion rounds
         if _close(claim.value, given.value, tolerance):
+            return True
+        # in one unit, a claim may round or cut the passage's number to its own digits ("1.6
+        # billion" for 1.61 billion, "23,000" for 23,412, "99%" for 99.9%), not give another
+        # ("$541 million" for $538 million); a whole number under 10,000 that ends in zero
+        # is exact (the year 1890 is not 1889)
+        number = float(claim.number)  # a number word is an int ("sixty")
+        exact = claim.exact or (number.is_integer() and number < 10_000 and number % 10 == 0)
+        if tolerance == 0.0 and not exact and _rounds_to(given.number, number):
             return True
     return False
 
