@@ -24,6 +24,7 @@ Rows and summaries are therefore identical to the local engine's on the same fil
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -314,11 +315,15 @@ class RayEngine:
                 batch_size=None, batch_format="pyarrow", prefetch_batches=2
             )
             numbering = _Numbering(fmt, done=runner.skip, keep_rows=runner.keep_rows)
-            async for batch in _in_a_thread(iter(batches)):
-                rows = numbering.scored(batch, [spec.name for spec in runner.plan.specs])
-                if display is not None:
-                    display.advance(len(rows.lines))
-                yield rows
+            # Closed here, before Ray shuts down, also when the runner stops taking batches
+            # (a full disk): left to the garbage collector, Ray's iterator was closed after
+            # the shutdown and printed a traceback under the run's error.
+            async with contextlib.aclosing(_in_a_thread(iter(batches))) as taken:
+                async for batch in taken:
+                    rows = numbering.scored(batch, [spec.name for spec in runner.plan.specs])
+                    if display is not None:
+                        display.advance(len(rows.lines))
+                    yield rows
             runner.input_rows = numbering.next_index
         except Exception as exc:
             cause = _ragmeter_cause(exc)
