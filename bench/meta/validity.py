@@ -45,7 +45,9 @@ polarity, antonyms and swapped roles; acronyms; the model reads a 3-sentence win
 retrained with hard cases (its model card), with claims that keep their meaning, references
 read as the answer to their question, and evidence with every verdict. verifier-v7 keeps
 v6's model and weights and binds claims to their subject and values (names, quantities with
-units, short references read with their question): its numbers on realistic RAG rows are in
+units, short references read with their question); verifier-v8 keeps v7's model and weights and
+corrects what its rules read (articles, hyphenated words, kinds, numbers by their digits,
+the answer rule's scope): the numbers of both on realistic RAG rows are in
 [verdicts.md](verdicts.md). LOSysO:
 leave-one-system-out, answer ρ averaged over systems / pooled / sentence ρ (support:
 `faithfulness_support`, verdicts: `faithfulness`; r: Pearson). The claim-probe row is
