@@ -15,16 +15,20 @@ SRC = str(Path(ragmeter.__file__).parents[1])
 
 
 def ragmeter_process(
-    cwd: Path, *args: str, preexec: Callable[[], None] | None = None
+    cwd: Path,
+    *args: str,
+    preexec: Callable[[], None] | None = None,
+    timeout: float | None = 300,
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m ragmeter ARGS`` run in ``cwd`` to its end (300 s at most)."""
+    """``python -m ragmeter ARGS`` run in ``cwd`` to its end (``timeout`` seconds at most;
+    None: no limit, for a run whose start may take long, such as Ray's)."""
     return subprocess.run(
         [sys.executable, "-m", "ragmeter", *args],
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": SRC},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
         check=False,
         preexec_fn=preexec,
     )

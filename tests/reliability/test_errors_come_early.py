@@ -13,13 +13,12 @@ import json
 import resource
 import signal
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.reliability.cli_process import ragmeter_process
-
-N_ROWS = 300
+from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, mounted_small_disk, tower_rows
 
 
 def run(
@@ -30,25 +29,7 @@ def run(
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    rows = [
-        {
-            "question_id": f"q{i}",
-            "answer": f"Answer {i} says the tower is {i} metres tall.",
-            "contexts": [f"The tower is {i} metres tall.", "It stands in Paris."],
-        }
-        for i in range(N_ROWS)
-    ]
-    path = tmp_path / "data.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
-
-
-def final_rows(path: Path) -> dict[int, dict]:
-    """The rows of a results file's complete lines (a write cut short leaves a torn last one,
-    which a resumed run cuts)."""
-    text = path.read_text()
-    complete = text[: text.rfind("\n") + 1].splitlines()
-    return {row["index"]: row for row in map(json.loads, complete)}
+    return tower_rows(tmp_path)
 
 
 def test_a_broken_labels_file_stops_the_command_before_any_row_is_scored(
@@ -72,9 +53,6 @@ def _file_size_limit(limit: int) -> Callable[[], None]:
     return apply
 
 
-ARGS = ("-m", "k_precision", "--no-cache", "--batch-size", "16", "--no-progress", "-q")
-
-
 def test_a_results_file_that_cannot_grow_stops_the_run_naming_it_and_how_to_resume(
     tmp_path: Path, data: Path
 ) -> None:
@@ -95,20 +73,8 @@ def test_a_results_file_that_cannot_grow_stops_the_run_naming_it_and_how_to_resu
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    yield from mounted_small_disk(tmp_path)
 
 
 def test_a_full_disk_stops_the_run_naming_the_file_and_the_run_resumes_once_freed(

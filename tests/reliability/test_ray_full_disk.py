@@ -10,17 +10,15 @@ machine.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shlex
 import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.reliability.cli_process import SRC
-from tests.reliability.test_errors_come_early import ARGS, N_ROWS, final_rows
+from tests.reliability.cli_process import ragmeter_process
+from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, mounted_small_disk, tower_rows
 
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'ragmeter[ray]')")
 
@@ -29,46 +27,17 @@ RAY = ("--engine", "ray", "--workers", "2")
 
 def ragmeter(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m ragmeter ARGS`` run in ``cwd`` to its end, however long Ray takes."""
-    return subprocess.run(
-        [sys.executable, "-m", "ragmeter", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": SRC},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return ragmeter_process(cwd, *args, timeout=None)
 
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    rows = [
-        {
-            "question_id": f"q{i}",
-            "answer": f"Answer {i} says the tower is {i} metres tall.",
-            "contexts": [f"The tower is {i} metres tall.", "It stands in Paris."],
-        }
-        for i in range(N_ROWS)
-    ]
-    path = tmp_path / "data.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
+    return tower_rows(tmp_path)
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):
-    mount = tmp_path / "small"
-    mount.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=False)
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    yield from mounted_small_disk(tmp_path)
 
 
 def test_a_full_disk_stops_a_ray_run_naming_the_file_and_the_printed_command_resumes_it(
