@@ -286,19 +286,18 @@ def test_a_quantity_the_passage_gives_anywhere_binds_the_answer() -> None:
     assert not _answer_conflict(claim, question, book)
 
 
-def test_a_yes_no_question_is_answered_by_polarity_not_by_the_answer_rule() -> None:
-    from ragmeter.judges.offline.calibration import ALL_FEATURES
+def test_the_answer_rule_reads_a_yes_no_question_too() -> None:
     from ragmeter.judges.offline.judge import OfflineJudge
 
-    premise = "Dalzolan is a prescription medicine. It cannot be bought without a prescription."
-    claim = "Dalzolan requires a doctor's prescription."
-    column = ALL_FEATURES.index("answer_conflict")
-    for question, conflict in [
-        ("Is Dalzolan available without a prescription?", 0.0),
-        ("When is Dalzolan available without a prescription?", 1.0),
-    ]:
-        block = ClaimBlock((claim,), (premise,), question=question)
-        assert OfflineJudge().features([block])[0][0, 0, column] == conflict
+    # Its answer adds words the passage lacks ("barges", "length") where the sentence that
+    # answers the question says "not": the polarity rule alone does not see it, as no clause
+    # holds the whole claim.
+    premise = "The River Tev rises in the hills. It is not navigable by boats."
+    question = "Is the River Tev navigable?"
+    wrong = "The River Tev is navigable by barges for most of its length."
+    right = "The River Tev is not navigable by boats."
+    result = OfflineJudge().verify_sync([ClaimBlock((wrong, right), (premise,), question=question)])
+    assert result.matrices == (((False,), (True,)),)
 
 
 def test_a_copula_read_the_other_way_round_is_no_role_conflict() -> None:

@@ -19,7 +19,7 @@ about. A hard rule reads what the evidence is about:
     realistic rows it caught nothing the names had not).
 ``answer_conflict``
     the claim answers the block's question (it shares a word with what the question asks,
-    not only the names and the nouns of its subject: a long answer's other facts about the
+    not only the names and the kind of its subject: a long answer's other facts about the
     same river answer no question of it) with nouns and adjectives of its own ("high
     cholesterol"), none of them anywhere in the passage, while the passage's sentence that
     answers that question answers with words the claim lacks ("plaque psoriasis"): another
@@ -27,8 +27,8 @@ about. A hard rule reads what the evidence is about:
     gives, is bound by it. A name answers otherwise when the claim gives a name the question
     does not and the passage lacks, and the passage's sentence that holds the rest of the
     claim names someone else ("written by Halvard Castellan" against "written by Halvard
-    Polstead"). A yes/no question is answered by polarity, which the conflict
-    rules read; this rule leaves it.
+    Polstead"). A yes/no question is read the same way ("navigable by barges for most of
+    its length" against "It is not navigable by boats").
     Read from spaCy's parse of the claim (no such conflict without spaCy).
 
 Numbers are bound by ``missing_numbers``

@@ -77,7 +77,7 @@ from ragmeter.judges.offline.verdict import (
     verbatim_span,
     window_span,
 )
-from ragmeter.text import is_polar_question, split_sentences, tokens
+from ragmeter.text import split_sentences, tokens
 
 __all__ = ["ANSWER_RULE_TOKENS", "MODEL_BATCH", "ClaimVerifying"]
 
@@ -378,13 +378,7 @@ class ClaimVerifying:
             feats = np.zeros((len(block.claims), len(block.premises), len(ALL_FEATURES)))
             claims = [claim_cache[c] for c in block.claims]
             shared = prepare_block(claims) if claims else None  # the gate reads a block feature
-            # a yes/no question is answered by polarity (the polarity rule's), not by words
-            question = block.question
-            asked = (
-                frozenset(prepare_claim(question).content)
-                if question and not is_polar_question(question)
-                else None
-            )
+            asked = frozenset(prepare_claim(block.question).content) if block.question else None
             for j, (premise_text, claims_as, _) in enumerate(plan):
                 premise = premise_cache[premise_text]
                 idf = shared.idf(premise) if shared is not None else None
