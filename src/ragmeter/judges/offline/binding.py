@@ -327,19 +327,20 @@ def _other_name(
         return False
     answer_stems = frozenset(answer) | frozenset(stem(n) for n in answer)
     # the rest of the claim: its words but the answer's names and the question's names
+    capitalised = _capitalised(claim.text)
     frame = [
         c
         for c in claim.content
-        if not _has(c, answer_stems) and not (c in asked and c in _capitalised(claim.text))
+        if not _has(c, answer_stems) and not (c in asked and c in capitalised)
     ]
     if not frame:
         return False
     claim_tokens = frozenset(claim.tokens)
+    known = claim_tokens | asked | frozenset(stem(t) for t in claim_tokens)
     for sentence, stems in zip(premise.sentences, premise.sentence_stems, strict=True):
         if not all(_has(c, stems) for c in frame):
             continue
         words_there = _WORD_RE.findall(sentence)[1:]  # a name after the sentence's first word
-        named = {t for w in words_there if w[0].isupper() for t in _name_tokens(w)}
-        if named - claim_tokens - asked - {stem(t) for t in claim_tokens}:
+        if any(t not in known for w in words_there if w[0].isupper() for t in _name_tokens(w)):
             return True
     return False

@@ -243,15 +243,16 @@ def _unit(toks: list[str], j: int) -> tuple[str | None, float, tuple[str, ...], 
         dim, scale = _UNITS[toks[j + 1]]
         if dim == "length":
             return "area", scale * scale, (), j + 2
-    cubic = word in _CUBIC and j + 1 < len(toks) and _UNITS.get(toks[j + 1], ("",))[0] == "length"
-    if cubic or word in _UNITS:
-        if cubic:  # "cubic metres" in litres, the unit of volume
-            scale = _UNITS[toks[j + 1]][1]
-            dim, scale = "volume", scale * scale * scale * 1e3
-            j += 1
-        else:
-            dim, scale = _UNITS[word]
+    following = _UNITS.get(toks[j + 1]) if j + 1 < len(toks) else None
+    if word in _CUBIC and following is not None and following[0] == "length":
+        dim, scale = "volume", following[1] ** 3 * 1e3  # "cubic metres" in litres
+        j += 2
+    elif word in _UNITS:
+        dim, scale = _UNITS[word]
         j += 1
+    else:
+        dim = None
+    if dim is not None:
         if j + 1 < len(toks) and toks[j] == "per" and toks[j + 1] in _UNITS:
             per_dim, per_scale = _UNITS[toks[j + 1]]
             if dim == "length" and per_dim == "time":
@@ -303,6 +304,13 @@ def _converted(claim: Quantity, given: Quantity) -> bool:
 
 def is_given(claim: Quantity, premise: Sequence[Quantity]) -> bool:
     """Whether a quantity of ``premise`` names the same amount as ``claim``."""
+    # in one unit, a claim may round or cut the passage's number to its own digits ("1.6
+    # billion" for 1.61 billion, "23,000" for 23,412, "99%" for 99.9%), not give another
+    # ("$541 million" for $538 million); a whole number under 10,000 that ends in zero is
+    # exact (the year 1890 is not 1889)
+    number = float(claim.number)  # a number word is an int ("sixty")
+    year_like = number.is_integer() and number < 10_000 and number % 10 == 0
+    may_round = not claim.exact and not year_like
     for given in premise:
         if claim.dimension != given.dimension:
             # a count never meets a measured quantity, but a bare number in the claim ("in
@@ -316,13 +324,7 @@ def is_given(claim: Quantity, premise: Sequence[Quantity]) -> bool:
             tolerance = 0.01  # a unit conversion rounds
         if _close(claim.value, given.value, tolerance):
             return True
-        # in one unit, a claim may round or cut the passage's number to its own digits ("1.6
-        # billion" for 1.61 billion, "23,000" for 23,412, "99%" for 99.9%), not give another
-        # ("$541 million" for $538 million); a whole number under 10,000 that ends in zero
-        # is exact (the year 1890 is not 1889)
-        number = float(claim.number)  # a number word is an int ("sixty")
-        exact = claim.exact or (number.is_integer() and number < 10_000 and number % 10 == 0)
-        if tolerance == 0.0 and not exact and _rounds_to(given.number, number):
+        if tolerance == 0.0 and may_round and _rounds_to(given.number, number):
             return True
     return False
 

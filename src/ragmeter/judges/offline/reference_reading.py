@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragmeter.text import QUESTION_AUXILIARIES
+from ragmeter.text import is_polar_question
 
 __all__ = ["question_subject", "read_reference", "read_references", "yes_no_statement"]
 
@@ -325,7 +325,7 @@ def yes_no_statement(question: str | None, reference: str, nlp: Any | None) -> s
     if answer is None or not question or nlp is None:
         return None
     words = question.strip().rstrip("?").split()
-    if len(words) < 3 or words[0].lower() not in QUESTION_AUXILIARIES:
+    if len(words) < 3 or not is_polar_question(question):
         return None
     doc = nlp(" ".join(words))
     subjects = [t for t in doc if t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i > 0]
