@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.reliability.full_disk import mounted_small_disk
 
 import ragmeter
 from ragmeter.testing.server import FAULT_KINDS, TestServer
@@ -138,3 +139,9 @@ def spawn_server() -> Iterator[Callable[..., ServerProcess]]:
     yield spawn
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs to fill (skips where the tests may not mount one)."""
+    yield from mounted_small_disk(tmp_path)

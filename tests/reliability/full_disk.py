@@ -1,5 +1,5 @@
 """What the full-disk tests share: the input they score, how they read the rows a stopped run
-kept, and a small tmpfs to fill (``small_disk`` in conftest.py)."""
+kept, and a small tmpfs to fill (the ``small_disk`` fixture of conftest.py)."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ import json
 import resource
 import signal
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from tests.reliability.cli_process import ragmeter_process
-from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, mounted_small_disk, tower_rows
+from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, tower_rows
 
 
 def run(
@@ -70,11 +70,6 @@ def test_a_results_file_that_cannot_grow_stops_the_run_naming_it_and_how_to_resu
     resumed = run(tmp_path, str(data), *ARGS, "--out", str(out), "--resume")
     assert resumed.returncode == 0, resumed.stderr
     assert sorted(final_rows(out)) == list(range(N_ROWS))
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    yield from mounted_small_disk(tmp_path)
 
 
 def test_a_full_disk_stops_the_run_naming_the_file_and_the_run_resumes_once_freed(

@@ -13,12 +13,11 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.reliability.cli_process import ragmeter_process
-from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, mounted_small_disk, tower_rows
+from tests.reliability.full_disk import ARGS, N_ROWS, final_rows, tower_rows
 
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'ragmeter[ray]')")
 
@@ -33,11 +32,6 @@ def ragmeter(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
     return tower_rows(tmp_path)
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    yield from mounted_small_disk(tmp_path)
 
 
 def test_a_full_disk_stops_a_ray_run_naming_the_file_and_the_printed_command_resumes_it(
